@@ -1,0 +1,1 @@
+"""The homework kit's grader: loading an implementation, running graded checks, reporting."""

@@ -1,0 +1,163 @@
+"""Assertion helpers for graded tests: each failure explains itself in Russian.
+
+A graded test calls these instead of bare ``assert``; a failure raises :class:`CheckFailure`
+whose text the grader shows the student as it is: what was checked, expected vs got (rounded,
+with shapes), and a hint. ``mistakes`` maps the name of a typical mistake to the value that
+mistake produces; when the student's answer matches one, the message names it.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+import numpy as np
+import pytest
+
+
+class CheckFailure(AssertionError):
+    """A graded check failed; the message is meant for the student."""
+
+
+def graded(title: str, *, weight: float = 1.0, bonus: bool = False):
+    """Mark a test as a graded check. ``title`` may use the test's parameters: ``"курьер, λ = {lam}"``."""
+    return pytest.mark.check(title, weight=weight, bonus=bonus)
+
+
+def fmt(x: Any, digits: int = 4) -> str:
+    """A short, rounded rendering of a number or an array, with its shape."""
+    if x is None:
+        return "None"
+    if isinstance(x, (bool, np.bool_)):
+        return str(bool(x))
+    if isinstance(x, (int, float, np.integer, np.floating)):
+        return _num(float(x), digits)
+    try:
+        arr = np.asarray(x)
+    except Exception:  # noqa: BLE001 - whatever it is, show its type
+        return f"{type(x).__name__}"
+    if arr.dtype == object or arr.dtype.kind not in "biuf":
+        return f"{type(x).__name__} {str(x)[:80]}"
+    if arr.ndim == 0:
+        return _num(float(arr), digits)
+    text = np.array2string(np.round(arr.astype(float), digits), precision=digits, suppress_small=True,
+                           separator=", ", threshold=24, edgeitems=4, max_line_width=100)
+    return f"{text} (форма {tuple(arr.shape)})"
+
+
+def _num(v: float, digits: int) -> str:
+    if math.isnan(v) or math.isinf(v):
+        return str(v)
+    r = round(v, digits)
+    return f"{r:.{digits}f}".rstrip("0").rstrip(".") if r != 0 else "0"
+
+
+def _fail(what: str, expected: str | None, got: str | None, hint: str = "", extra: str = "") -> None:
+    lines = [f"Проверяли: {what}"]
+    if expected is not None:
+        lines.append(f"Ожидали:   {expected}")
+    if got is not None:
+        lines.append(f"Получили:  {got}")
+    if extra:
+        lines.append(extra)
+    if hint:
+        lines.append(f"Подсказка: {hint}")
+    raise CheckFailure("\n".join(lines))
+
+
+def _not_implemented_if_none(got: Any, what: str) -> None:
+    if got is None:
+        _fail(what, None, "None", "функция ничего не вернула — похоже, она ещё не дописана "
+              "(нет return или осталось `...`).")
+
+
+def as_array(got: Any, what: str, *, ndim: int | None = None) -> np.ndarray:
+    """Convert an answer to a float array, or fail with a message that says what was expected."""
+    _not_implemented_if_none(got, what)
+    if isinstance(got, tuple) and ndim != 0:
+        _fail(what, "массив чисел", f"кортеж из {len(got)} элементов",
+              "функция должна вернуть один массив, а не кортеж.")
+    try:
+        arr = np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        _fail(what, "массив чисел", f"{type(got).__name__}: {str(got)[:80]}")
+    if ndim is not None and arr.ndim != ndim:
+        _fail(what, f"массив размерности {ndim}", fmt(arr))
+    return arr
+
+
+def _match_mistake(got: np.ndarray, mistakes: Mapping[str, Any] | None, atol: float, rtol: float) -> str:
+    for name, value in (mistakes or {}).items():
+        try:
+            value = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            continue
+        if value.shape == got.shape and np.allclose(got, value, atol=atol, rtol=rtol):
+            return f"Похоже на типичную ошибку: {name}."
+    return ""
+
+
+def check_close(got: Any, expected: Any, *, what: str, hint: str = "", atol: float = 1e-6, rtol: float = 1e-6,
+                mistakes: Mapping[str, Any] | None = None) -> np.ndarray:
+    """``got`` must equal ``expected`` elementwise within tolerance, with the same shape."""
+    expected = np.asarray(expected, dtype=float)
+    arr = as_array(got, what)
+    if arr.shape != expected.shape:
+        _fail(what, fmt(expected), fmt(arr), hint or "проверьте форму ответа: он должен совпадать по форме с входами.")
+    if not np.all(np.isfinite(arr)) and np.all(np.isfinite(expected)):
+        _fail(what, fmt(expected), fmt(arr), "в ответе есть NaN или бесконечность: проверьте деление и exp/log.")
+    if not np.allclose(arr, expected, atol=atol, rtol=rtol):
+        bad = np.argwhere(~np.isclose(arr, expected, atol=atol, rtol=rtol))
+        where = ""
+        if arr.ndim >= 1 and len(bad):
+            i = tuple(int(j) for j in bad[0])
+            where = f"Первое расхождение в позиции {i if len(i) > 1 else i[0]}: ожидали {fmt(expected[i])}, получили {fmt(arr[i])}."
+        _fail(what, fmt(expected), fmt(arr), hint, extra="\n".join(filter(None, [where, _match_mistake(arr, mistakes, atol, rtol)])))
+    return arr
+
+
+def check_float(got: Any, expected: float, *, what: str, hint: str = "", atol: float = 1e-6, rtol: float = 1e-6,
+                mistakes: Mapping[str, Any] | None = None) -> float:
+    """``got`` must be one number (a Python or NumPy scalar, not an array) close to ``expected``."""
+    _not_implemented_if_none(got, what)
+    if isinstance(got, (list, tuple)) or (isinstance(got, np.ndarray) and got.ndim > 0):
+        _fail(what, f"одно число {fmt(expected)}", fmt(got), "функция должна вернуть одно число (float), а не массив: "
+              "не забыли усреднить (mean)?", extra=_match_mistake(np.asarray(got, dtype=float), mistakes, atol, rtol)
+              if _is_numeric(got) else "")
+    try:
+        value = float(got)
+    except (TypeError, ValueError):
+        _fail(what, f"одно число {fmt(expected)}", f"{type(got).__name__}: {str(got)[:80]}")
+    if not math.isclose(value, expected, abs_tol=atol, rel_tol=rtol):
+        _fail(what, fmt(expected), fmt(value), hint, extra=_match_mistake(np.asarray(value), mistakes, atol, rtol))
+    return value
+
+
+def _is_numeric(x: Any) -> bool:
+    try:
+        np.asarray(x, dtype=float)
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
+def check_pair(got: Any, what: str, names: tuple[str, str] = ("advantages", "returns")) -> tuple[Any, Any]:
+    """The answer must be a pair (tuple or list of two); return its two items."""
+    _not_implemented_if_none(got, what)
+    if not isinstance(got, (tuple, list)) or len(got) != 2:
+        _fail(what, f"кортеж из двух элементов ({names[0]}, {names[1]})", fmt(got) if _is_numeric(got) else type(got).__name__,
+              f"верните пару: return {names[0]}, {names[1]}")
+    return got[0], got[1]
+
+
+def check_that(condition: bool, *, what: str, expected: str | None = None, got: str | None = None, hint: str = "") -> None:
+    """A condition that must hold, with the words to explain it when it does not."""
+    if not condition:
+        _fail(what, expected, got, hint)
+
+
+def check_unchanged(before: Any, after: Any, *, name: str, function: str) -> None:
+    """An input must not be modified by the function under test."""
+    if not np.array_equal(np.asarray(before), np.asarray(after)):
+        _fail(f"{function} не меняет свои входы", fmt(before), fmt(after),
+              f"функция изменила аргумент `{name}` на месте. Работайте с копией (np.array(x, dtype=float)) "
+              "или создавайте новые массивы вместо `x -= ...`, `x[...] = ...`.")

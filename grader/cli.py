@@ -1,0 +1,120 @@
+"""The grader's command line: ``python homework/check.py HW [PART ...] [options]``."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from grader import export, homeworks
+from grader.homeworks import ROOT, UsageError
+from grader.report import all_passed, scoreboard
+from grader.runner import run_part
+
+EPILOG = """примеры:
+  python homework/check.py s6-hw00-rl-foundations              все части, ваш код из homework/
+  python homework/check.py s6-hw00-rl-foundations ppo          одна часть
+  python homework/check.py s6-hw00-rl-foundations "ppo::test_gae_courier[lam0.95]"   одна проверка
+  python homework/check.py s6-hw00-rl-foundations --solutions  эталонные решения (для преподавателя)
+  python homework/check.py s6-hw00-rl-foundations --notebook notebooks/s6-hw00-rl-foundations.ipynb
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # usage errors exit 2, in Russian
+        self.print_usage(sys.stderr)
+        print(f"ошибка: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="python homework/check.py", description="Автопроверка домашних работ курса.",
+                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("homework", nargs="?", help="имя домашней работы, например s6-hw00-rl-foundations")
+    p.add_argument("parts", nargs="*", help="части (ppo, dp, ...) или одна проверка: часть::имя_теста")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--solutions", action="store_true", help="проверить эталонные решения из solutions/")
+    src.add_argument("--dir", metavar="PATH", help="проверить модули из другой папки")
+    src.add_argument("--notebook", metavar="PATH", help="проверить функции из тетрадки .ipynb")
+    p.add_argument("-v", "--verbose", action="store_true", help="показывать трассировки ошибок")
+    p.add_argument("--jobs", type=int, default=2, help="сколько частей проверять параллельно (по умолчанию 2)")
+    p.add_argument("--timeout", type=float, default=None, help="лимит времени на одну проверку, с")
+    p.add_argument("--json", metavar="PATH", help="записать результаты в формате Gradescope (results.json)")
+    p.add_argument("--csv", metavar="PATH", help="записать баллы по частям строкой CSV")
+    p.add_argument("--list", action="store_true", help="показать домашние работы и их части")
+    return p
+
+
+def _source(args, hw) -> tuple[str, str, list[str]]:
+    """(value for --impl, what the scoreboard says is graded, options to repeat in a rerun command)."""
+    if args.solutions:
+        return "solutions", f"эталонные решения ({hw.solutions_dir.relative_to(ROOT).as_posix()}/)", ["--solutions"]
+    if args.dir:
+        path = Path(args.dir).resolve()
+        if not path.is_dir():
+            raise UsageError(f"папки {args.dir} нет")
+        return str(path), f"модули из {args.dir}", ["--dir", args.dir]
+    if args.notebook:
+        path = Path(args.notebook).resolve()
+        if not path.is_file() or path.suffix != ".ipynb":
+            raise UsageError(f"тетрадки {args.notebook} нет (нужен файл .ipynb)")
+        return str(path), f"тетрадка {args.notebook}", ["--notebook", args.notebook]
+    return "homework", f"ваш код ({hw.homework_dir.relative_to(ROOT).as_posix()}/)", []
+
+
+def _split_parts(hw, names: list[str]) -> list[tuple[homeworks.Part, list[str] | None]]:
+    """Part names, or ``part::test`` selections, grouped by part in the homework's order."""
+    chosen: dict[str, list[str] | None] = {}
+    for name in names:
+        part_id, _, test = name.partition("::")
+        hw.part(part_id)  # raises UsageError for an unknown part
+        if not test:
+            chosen[part_id] = None
+        elif chosen.get(part_id, []) is not None:
+            chosen.setdefault(part_id, []).append(test)
+    if not chosen:
+        return [(p, None) for p in hw.parts]
+    return [(p, chosen[p.id]) for p in hw.parts if p.id in chosen]
+
+
+def _listing() -> str:
+    lines = []
+    for name in homeworks.available():
+        hw = homeworks.load(name)
+        lines.append(f"{name} — {hw.title}")
+        lines += [f"    {p.id:<16} {p.title} ({p.points:g} баллов)" for p in hw.parts]
+    return "\n".join(lines) or "домашних работ нет"
+
+
+def main(argv: list[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(encoding="utf-8", errors="replace")
+    args = build_parser().parse_args(argv)
+    try:
+        if args.list:
+            print(_listing())
+            return 0
+        if not args.homework:
+            raise UsageError("укажите домашнюю работу. Есть: " + ", ".join(homeworks.available()))
+        hw = homeworks.load(args.homework)
+        selected = _split_parts(hw, args.parts)
+        impl, label, source_opts = _source(args, hw)
+        if args.jobs < 1:
+            raise UsageError("--jobs должно быть не меньше 1")
+    except UsageError as exc:
+        print(f"ошибка: {exc}", file=sys.stderr)
+        return 2
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = [pool.submit(run_part, hw, part, impl, sel, args.timeout) for part, sel in selected]
+        results = [f.result() for f in futures]
+    rerun = " ".join(["python homework/check.py", hw.name, *source_opts])
+    print(scoreboard(hw, results, label, rerun, verbose=args.verbose,
+                     partial=any(sel is not None for _, sel in selected)))
+    if args.json:
+        export.write_json(args.json, results, time.perf_counter() - started)
+    if args.csv:
+        export.write_csv(args.csv, [export.csv_row(label, results)])
+    return 0 if all_passed(results) else 1

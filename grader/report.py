@@ -1,0 +1,86 @@
+"""The scoreboard and the feedback a student reads, in Russian."""
+from __future__ import annotations
+
+import textwrap
+from collections import OrderedDict
+
+from grader.homeworks import Homework
+from grader.runner import CheckResult, PartResult
+
+
+def _points(x: float) -> str:
+    return f"{x:.1f}".rstrip("0").rstrip(".") if x != int(x) else str(int(x))
+
+
+def totals(results: list[PartResult]) -> tuple[float, float, float, float]:
+    """(score, max score, bonus score, max bonus) over the graded parts."""
+    score = sum(r.score for r in results)
+    max_score = sum(r.part.points for r in results)
+    bonus = sum(r.bonus_score for r in results)
+    max_bonus = sum(r.part.bonus_points for r in results)
+    return score, max_score, bonus, max_bonus
+
+
+def all_passed(results: list[PartResult]) -> bool:
+    return all(not r.error and r.checks and all(c.passed for c in r.checks) for r in results)
+
+
+def scoreboard(hw: Homework, results: list[PartResult], source: str, rerun_prefix: str, verbose: bool = False,
+               partial: bool = False) -> str:
+    lines = [f"{hw.name} — {hw.title}", f"Проверяем: {source}"]
+    if partial:
+        lines.append("Запущены только выбранные проверки: баллы ниже — по ним, а не за всю часть.")
+    lines.append("")
+    width = max([len(r.part.title) for r in results] + [8])
+    lines.append(f"  {'часть':<16} {'':<{width}}  {'проверки':>9}  {'баллы':>9}")
+    for r in results:
+        passed = f"{r.n_passed}/{len(r.checks)}" if not r.error else "—"
+        mark = "✓" if r.checks and not r.error and r.n_passed == len(r.checks) else "✗"
+        pts = f"{_points(r.score)}/{_points(r.part.points)}"
+        if r.part.bonus_points:
+            pts += f" +{_points(r.bonus_score)}/{_points(r.part.bonus_points)} бонус"
+        lines.append(f"{mark} {r.part.id:<16} {r.part.title:<{width}}  {passed:>9}  {pts:>9}")
+    score, max_score, bonus, max_bonus = totals(results)
+    n_passed = sum(r.n_passed for r in results)
+    n_total = sum(len(r.checks) for r in results)
+    percent = 100 * score / max_score if max_score else 0.0
+    total = f"Итого: {_points(score)} из {_points(max_score)} баллов ({percent:.0f}%), проверок пройдено {n_passed} из {n_total}"
+    if max_bonus:
+        total += f"; бонус {_points(bonus)} из {_points(max_bonus)}"
+    lines += ["", total]
+    failures = _failures(results, rerun_prefix, verbose)
+    if failures:
+        lines += ["", *failures]
+    elif all_passed(results):
+        lines += ["", "Все проверки пройдены. Отличная работа!"]
+    return "\n".join(lines)
+
+
+def _failures(results: list[PartResult], rerun_prefix: str, verbose: bool) -> list[str]:
+    out: list[str] = []
+    for r in results:
+        if r.error:
+            out += [f"✗ [{r.part.id}] часть не проверена:", textwrap.indent(r.error, "    "), ""]
+        if r.notes:
+            out += [f"! [{r.part.id}] ячейки тетрадки, которые не выполнились (остальное проверено):",
+                    *[f"    {n}" for n in r.notes], ""]
+        todo: "OrderedDict[str, list[CheckResult]]" = OrderedDict()
+        for c in r.checks:
+            if not c.passed and c.kind == "todo" and not verbose:
+                todo.setdefault(c.message, []).append(c)
+        for message, checks in todo.items():
+            out.append(f"✗ [{r.part.id}] {message} — не пройдено проверок: {len(checks)}")
+        if todo:
+            out.append("")
+        for c in r.checks:
+            if c.passed or (c.kind == "todo" and not verbose):
+                continue
+            out.append(f"✗ [{r.part.id}] {c.title}")
+            out.append(textwrap.indent(c.message.strip() or "проверка не прошла", "    "))
+            if verbose and c.traceback:
+                out.append(textwrap.indent(c.traceback.rstrip(), "    | "))
+            out.append(f'    Повторить: {rerun_prefix} "{r.part.id}::{c.name}"')
+            out.append("")
+    if any(not c.passed for r in results for c in r.checks) and not verbose:
+        out.append("Подробности с трассировкой: добавьте -v.")
+    return out

@@ -1,0 +1,231 @@
+"""Running one part's graded checks in a child process that may hang, crash or exit.
+
+The child is ``python -m pytest <part's test file> --impl ... --results-file F``; the parent follows
+F line by line. When a check runs past its time limit the child is killed, that check is marked
+«превышено время», and a fresh child grades the checks that remain; a child that dies in the middle
+of a check (``os._exit``, a crash) is treated the same way. No signals, so it works on Windows too.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.homeworks import ROOT, Homework, Part
+
+
+@dataclass
+class CheckResult:
+    nodeid: str
+    name: str
+    title: str
+    outcome: str  # passed or failed
+    kind: str = ""  # for a failure: check, todo, error, timeout, crash
+    message: str = ""
+    traceback: str = ""
+    weight: float = 1.0
+    bonus: bool = False
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "passed"
+
+
+@dataclass
+class PartResult:
+    part: Part
+    checks: list[CheckResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    error: str = ""  # the part could not be graded at all
+    seconds: float = 0.0
+
+    def _weights(self, bonus: bool) -> tuple[float, float]:
+        own = [c for c in self.checks if c.bonus == bonus]
+        return sum(c.weight for c in own if c.passed), sum(c.weight for c in own)
+
+    @property
+    def score(self) -> float:
+        got, total = self._weights(False)
+        return self.part.points * got / total if total else 0.0
+
+    @property
+    def bonus_score(self) -> float:
+        got, total = self._weights(True)
+        return self.part.bonus_points * got / total if total else 0.0
+
+    @property
+    def n_passed(self) -> int:
+        return sum(c.passed for c in self.checks)
+
+
+def _child_command(test_args: list[str], impl: str, results: Path) -> list[str]:
+    return [sys.executable, "-m", "pytest", *test_args, "--impl", impl, "--results-file", str(results),
+            "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-o", "addopts=", "--rootdir", str(ROOT),
+            "-c", str(ROOT / "pyproject.toml"), "--no-header", "-W", "ignore"]
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # never leave __pycache__ in the student's folder
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
+    env.setdefault("OMP_NUM_THREADS", "1")
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    env.setdefault("MKL_NUM_THREADS", "1")
+    env["PYTHONIOENCODING"] = "utf-8"
+    return env
+
+
+def run_part(hw: Homework, part: Part, impl: str, selection: list[str] | None = None,
+             timeout: float | None = None) -> PartResult:
+    """Grade one part; ``selection`` narrows it to test names (``test_x`` or ``test_x[id]``)."""
+    started = time.perf_counter()
+    limit = timeout if timeout is not None else part.timeout
+    test_file = hw.tests_dir / part.tests
+    result = PartResult(part)
+    if not test_file.is_file():
+        result.error = f"нет файла с проверками {test_file.relative_to(ROOT)}"
+        return result
+    rel = test_file.relative_to(ROOT).as_posix()
+    pending: list[str] | None = [f"{rel}::{s}" for s in selection] if selection else None
+    done: dict[str, CheckResult] = {}
+    collected: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="hwgrade-") as tmp:
+        for attempt in range(1000):
+            results_file = Path(tmp) / f"results-{attempt}.jsonl"
+            args = pending if pending is not None else [rel]
+            outcome = _run_child(_child_command(args, impl, results_file), results_file, limit, Path(tmp))
+            for line in outcome.notes:
+                if line not in result.notes:
+                    result.notes.append(line)
+            if outcome.collected is not None and not collected:
+                collected = outcome.collected
+            for rec in outcome.results:
+                done[rec.nodeid] = rec
+            if outcome.interrupted is None:
+                if not collected and not done:
+                    result.error = _collection_error(outcome.output, selection)
+                break
+            nodeid, kind, message = outcome.interrupted
+            if nodeid is None:  # died before any check started: nothing more can be learned by retrying
+                result.error = message
+                break
+            done[nodeid] = _failed(outcome.started[nodeid], kind, message)
+            if outcome.hung_module:  # the module itself hangs on import: every check that needs it would too
+                for other in collected:
+                    done.setdefault(other, _failed({"nodeid": other, "name": other.split("::")[-1]}, kind, message))
+            pending = [n for n in collected if n not in done]
+            if not pending:
+                break
+    result.checks = [done[n] for n in collected if n in done] + [r for n, r in done.items() if n not in collected]
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+@dataclass
+class _ChildOutcome:
+    results: list[CheckResult]
+    collected: list[str] | None
+    notes: list[str]
+    started: dict[str, dict]  # the start event of each check: its name, title, weight
+    interrupted: tuple[str | None, str, str] | None  # (nodeid, kind, message) when the child was killed or died
+    hung_module: bool
+    output: str
+
+
+def _run_child(cmd: list[str], results_file: Path, limit: float, tmp: Path) -> _ChildOutcome:
+    out_path = tmp / "child-output.txt"
+    results_file.touch()
+    with open(out_path, "wb") as out:
+        proc = subprocess.Popen(cmd, cwd=str(ROOT), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                env=_child_env())
+        reader = _Reader(results_file)
+        current, since, loading = None, time.monotonic(), None
+        killed = False
+        while True:
+            code = proc.poll()
+            for rec in reader.read():
+                ev = rec.get("event")
+                if ev == "start":
+                    current, since = rec["nodeid"], time.monotonic()
+                elif ev == "result":
+                    current = None
+                elif ev == "load-start":
+                    loading = rec["module"]
+                elif ev == "load-end":
+                    loading = None
+            if code is not None:
+                break
+            if current is not None and time.monotonic() - since > limit:
+                proc.kill()
+                proc.wait()
+                killed = True
+                break
+            time.sleep(0.02)
+    for rec in reader.read():
+        pass
+    results = [CheckResult(**{k: rec[k] for k in ("nodeid", "name", "title", "outcome", "kind", "message",
+                                                     "traceback", "weight", "bonus")})
+               for rec in reader.records if rec.get("event") == "result"]
+    collected = next((rec["nodeids"] for rec in reader.records if rec.get("event") == "collected"), None)
+    notes = [line for rec in reader.records if rec.get("event") == "notes" for line in rec["lines"]]
+    finished = any(rec.get("event") == "finished" for rec in reader.records)
+    output = out_path.read_text(encoding="utf-8", errors="replace")
+    interrupted = None
+    hung = False
+    if killed:
+        if loading:
+            hung = True
+            message = (f"превышено время ({limit:g} с) при загрузке модуля {loading}.py: "
+                       "похоже, на верхнем уровне модуля бесконечный цикл или долгий расчёт.")
+        else:
+            message = (f"превышено время ({limit:g} с): проверка не закончилась. "
+                       "Нет ли бесконечного цикла (while без выхода, условие остановки, которое не выполняется)?")
+        interrupted = (current, "timeout", message)
+    elif not finished:
+        message = (f"процесс проверки завершился посреди проверки (код {proc.returncode}): ваш код вызвал "
+                   "os._exit, завершил интерпретатор или упал. Остальные проверки продолжены отдельно.")
+        interrupted = (current, "crash", message) if current else (None, "crash", _tail(output) or message)
+    started = {rec["nodeid"]: rec for rec in reader.records if rec.get("event") == "start"}
+    return _ChildOutcome(results, collected, notes, started, interrupted, hung, output)
+
+
+def _failed(start: dict, kind: str, message: str) -> CheckResult:
+    name = start.get("name", start["nodeid"].split("::")[-1])
+    return CheckResult(start["nodeid"], name, start.get("title", name), "failed", kind, message,
+                       weight=start.get("weight", 1.0), bonus=start.get("bonus", False))
+
+
+def _tail(text: str, lines: int = 15) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def _collection_error(output: str, selection: list[str] | None) -> str:
+    if selection and ("not found" in output or "no match" in output):
+        return f"нет проверки с таким именем: {', '.join(selection)}"
+    return "не удалось собрать проверки:\n" + _tail(output)
+
+
+class _Reader:
+    """Reads complete JSON lines appended to a file by the child."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.offset = 0
+        self.buffer = ""
+        self.records: list[dict] = []
+
+    def read(self) -> list[dict]:
+        with open(self.path, encoding="utf-8") as f:
+            f.seek(self.offset)
+            chunk = f.read()
+            self.offset = f.tell()
+        self.buffer += chunk
+        *lines, self.buffer = self.buffer.split("\n")
+        new = [json.loads(line) for line in lines if line.strip()]
+        self.records.extend(new)
+        return new

@@ -1,0 +1,11 @@
+"""The mean is forgotten: the objective returns the per-sample array (or its sum)."""
+import numpy as np
+
+
+def ppo_clip_objective(logp_new, logp_old, adv, eps=0.2):
+    ratio = np.exp(np.asarray(logp_new, dtype=float) - np.asarray(logp_old, dtype=float))
+    adv = np.asarray(adv, dtype=float)
+    return float(np.sum(np.minimum(ratio * adv, np.clip(ratio, 1 - eps, 1 + eps) * adv)))
+
+
+CAUGHT_BY = ["test_clip_five_cases_mean", "test_ppo_loss_four_actions"]

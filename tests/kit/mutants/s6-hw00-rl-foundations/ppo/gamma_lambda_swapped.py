@@ -1,0 +1,15 @@
+"""The recursion multiplies by λ alone (γ forgotten, or γ and λ confused)."""
+import numpy as np
+
+
+def gae(rewards, values, last_value, gamma, lam):
+    delta = td_errors(rewards, values, last_value, gamma)
+    adv = np.zeros_like(delta)
+    running = 0.0
+    for t in reversed(range(len(delta))):
+        running = delta[t] + lam * running
+        adv[t] = running
+    return adv, adv + np.asarray(values, dtype=float)
+
+
+CAUGHT_BY = ["test_gae_courier", "test_gae_random"]

@@ -1,0 +1,12 @@
+"""normalize_advantages works in place and changes the caller's array."""
+import numpy as np
+
+
+def normalize_advantages(adv, eps=1e-8):
+    adv = np.asarray(adv, dtype=float)
+    adv -= adv.mean()
+    adv /= adv.std() + eps
+    return adv
+
+
+CAUGHT_BY = ["test_normalize_pinned"]

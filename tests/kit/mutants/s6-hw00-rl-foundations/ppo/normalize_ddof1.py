@@ -1,0 +1,10 @@
+"""Advantage normalization with the sample std (ddof=1, as torch.std) instead of NumPy's default."""
+import numpy as np
+
+
+def normalize_advantages(adv, eps=1e-8):
+    adv = np.asarray(adv, dtype=float)
+    return (adv - adv.mean()) / (adv.std(ddof=1) + eps)
+
+
+CAUGHT_BY = ["test_normalize_pinned", "test_normalize_random"]

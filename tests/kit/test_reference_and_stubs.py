@@ -1,0 +1,39 @@
+"""The reference solutions pass every graded check; the untouched stubs fail every one cleanly."""
+import pytest
+
+from kit import HW, run_check_json
+
+
+@pytest.fixture(scope="module")
+def solutions(tmp_path_factory):
+    return run_check_json(tmp_path_factory.mktemp("solutions"), HW, "--solutions")
+
+
+@pytest.fixture(scope="module")
+def stubs(tmp_path_factory):
+    return run_check_json(tmp_path_factory.mktemp("stubs"), HW)
+
+
+def test_solutions_pass_every_check(solutions):
+    proc, data = solutions
+    failed = [t["name"] + "\n" + t.get("output", "") for t in data["tests"] if t["status"] != "passed"]
+    assert not failed, "\n\n".join(failed)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "100%" in proc.stdout
+    assert len(data["tests"]) >= 30
+
+
+def test_stubs_fail_every_check_as_not_implemented(stubs):
+    proc, data = stubs
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    passed = [t["name"] for t in data["tests"] if t["status"] == "passed"]
+    assert not passed, f"checks that pass on untouched stubs: {passed}"
+    not_todo = [t["name"] + ": " + t.get("output", "") for t in data["tests"] if t["extra_data"]["kind"] != "todo"]
+    assert not not_todo, "checks that fail on the stubs without the not-implemented message:\n" + "\n".join(not_todo)
+    assert data["score"] == 0
+    assert "не реализовано (TODO)" in proc.stdout
+
+
+def test_both_runs_grade_the_same_checks(solutions, stubs):
+    assert [t["name"] for t in solutions[1]["tests"]] == [t["name"] for t in stubs[1]["tests"]]

@@ -1,0 +1,462 @@
+"""Graded checks of the part `ppo`: TD errors, GAE, the PPO loss (lesson 6.0.3, practice).
+
+Every worked number of the lesson is pinned; randomized cases compare against oracles written
+differently from the reference (GAE as the explicit sum Σ(γλ)^l δ_{t+l} and as the λ-mixture of
+n-step estimates, the clip as Spinning Up's g(ε, A) form), so that returning the lesson's numbers fails.
+"""
+import numpy as np
+import pytest
+
+from grader.checks import check_close, check_float, check_pair, check_that, check_unchanged, graded
+
+COURIER_R = [1.0, 0.0, 2.0]
+COURIER_V = [2.0, 1.5, 1.0]
+GAMMA = 0.9
+
+# ---- oracles, written differently from the reference ------------------------------------------
+
+
+def deltas_oracle(rewards, values, last_value, gamma):
+    r, v = np.asarray(rewards, float), np.asarray(values, float)
+    return np.array([r[t] + gamma * (v[t + 1] if t + 1 < len(v) else last_value) - v[t] for t in range(len(r))])
+
+
+def gae_explicit_sum(delta, gamma, lam):
+    """Â_t = Σ_l (γλ)^l δ_{t+l}, as one matrix product."""
+    T = len(delta)
+    power = np.subtract.outer(np.arange(T), np.arange(T)).T  # power[t, k] = k − t
+    weights = np.where(power >= 0, (gamma * lam) ** np.clip(power, 0, None), 0.0)
+    return weights @ np.asarray(delta, float)
+
+
+def n_step_advantage(rewards, values, last_value, gamma, t, n):
+    """Â_t^(n) = r_t + … + γ^{n−1} r_{t+n−1} + γ^n V(s_{t+n}) − V(s_t); past the end: the full return."""
+    r, v = np.asarray(rewards, float), np.asarray(values, float)
+    T = len(r)
+    steps = min(n, T - t)
+    ret = sum(gamma ** k * r[t + k] for k in range(steps))
+    bootstrap = v[t + steps] if t + steps < T else last_value
+    return ret + gamma ** steps * bootstrap - v[t]
+
+
+def gae_lambda_mixture(rewards, values, last_value, gamma, lam):
+    """Â_t = Σ_n (1−λ)λ^{n−1} Â_t^(n): the tail weight λ^{T−t−1} goes to the full-length estimate."""
+    T = len(rewards)
+    out = np.zeros(T)
+    for t in range(T):
+        horizon = T - t
+        for n in range(1, horizon):
+            out[t] += (1 - lam) * lam ** (n - 1) * n_step_advantage(rewards, values, last_value, gamma, t, n)
+        out[t] += lam ** (horizon - 1) * n_step_advantage(rewards, values, last_value, gamma, t, horizon)
+    return out
+
+
+def clip_objective_oracle(ratio, adv, eps):
+    """Spinning Up's form: min(ρA, g(ε, A)), g = (1+ε)A for A ≥ 0 and (1−ε)A for A < 0."""
+    ratio, adv = np.asarray(ratio, float), np.asarray(adv, float)
+    g = np.where(adv >= 0, (1 + eps) * adv, (1 - eps) * adv)
+    return float(np.mean(np.minimum(ratio * adv, g)))
+
+
+def gae_mistakes(delta, gamma, lam):
+    """What typical wrong GAE implementations return for these δ."""
+    delta = np.asarray(delta, float)
+    forward = np.zeros_like(delta)
+    running = 0.0
+    for t in range(len(delta)):
+        running = delta[t] + gamma * lam * running
+        forward[t] = running
+    return {
+        "рекурсия идёт с начала траектории, а нужно с конца (reversed)": forward,
+        "в рекурсии только λ, без γ": gae_explicit_sum(delta, 1.0, lam),
+        "в рекурсии только γ, без λ": gae_explicit_sum(delta, gamma, 1.0),
+        "вернули сами TD-ошибки δ без накопления": delta,
+    }
+
+
+# ---- TD errors and GAE: the courier robot --------------------------------------------------
+
+
+@graded("Робот-курьер: TD-ошибки δ = [0.35, −0.6, 1.0]")
+def test_td_errors_courier(ppo):
+    got = ppo.td_errors(COURIER_R, COURIER_V, 0.0, GAMMA)
+    check_close(got, [0.35, -0.6, 1.0], what="td_errors для робота-курьера (r = [1, 0, 2], V = [2, 1.5, 1], γ = 0.9)",
+                hint="δ_t = r_t + γ·V(s_{t+1}) − V(s_t); следующие ценности — values[1:] и last_value.",
+                mistakes={"γ не умножен на V(s_{t+1})": [0.5, -0.5, 1.0],
+                          "знак перевёрнут: V(s_t) − r_t − γV(s_{t+1})": [-0.35, 0.6, -1.0],
+                          "следующая ценность взята со сдвигом не в ту сторону": [1 + 0.9 * 0 - 2, 0 + 0.9 * 2 - 1.5,
+                                                                                   2 + 0.9 * 1.5 - 1]})
+
+
+@graded("Робот-курьер: last_value после оборванного эпизода входит в δ последнего шага")
+def test_td_errors_last_value(ppo):
+    got = ppo.td_errors(COURIER_R, COURIER_V, 3.0, GAMMA)
+    check_close(got, [0.35, -0.6, 1.0 + 0.9 * 3.0], what="td_errors(r, V, last_value=3, γ=0.9)",
+                hint="V(s_T) = last_value: для последнего шага δ_{T−1} = r_{T−1} + γ·last_value − V(s_{T−1}).")
+
+
+COURIER_TABLE = {0.0: [0.35, -0.6, 1.0], 0.5: [0.2825, -0.15, 1.0], 0.95: [0.568025, 0.255, 1.0], 1.0: [0.62, 0.3, 1.0]}
+
+
+@graded("Робот-курьер: преимущества GAE при λ = {lam} (таблица урока)")
+@pytest.mark.parametrize("lam", list(COURIER_TABLE), ids=[f"lam{x}" for x in COURIER_TABLE])
+def test_gae_courier(ppo, lam):
+    adv, _ = check_pair(ppo.gae(COURIER_R, COURIER_V, 0.0, GAMMA, lam), "gae возвращает (advantages, returns)")
+    check_close(adv, COURIER_TABLE[lam], what=f"gae для робота-курьера, γ = 0.9, λ = {lam}: advantages",
+                hint="Â_t = δ_t + γλ·Â_{t+1}, проход с конца траектории, Â_T = 0.",
+                mistakes=gae_mistakes([0.35, -0.6, 1.0], GAMMA, lam))
+
+
+@graded("Робот-курьер: цели критика R̂ = Â + V; при λ = 1 это отдачи G = [2.62, 1.8, 2]")
+def test_gae_returns_courier(ppo):
+    adv, ret = check_pair(ppo.gae(COURIER_R, COURIER_V, 0.0, GAMMA, 1.0), "gae возвращает (advantages, returns)")
+    check_close(ret, [2.62, 1.8, 2.0], what="returns из gae при λ = 1 (должны совпасть с отдачами G_t)",
+                hint="returns = advantages + values.",
+                mistakes={"вернули advantages вместо returns": [0.62, 0.3, 1.0],
+                          "returns = advantages − values": [0.62 - 2, 0.3 - 1.5, 1.0 - 1.0]})
+    check_close(adv, np.array([2.62, 1.8, 2.0]) - COURIER_V, what="при λ = 1 advantages = G_t − V(s_t)")
+
+
+@graded("Робот-курьер: returns = Â + V при λ = 0.5")
+def test_gae_returns_lam05(ppo):
+    _, ret = check_pair(ppo.gae(COURIER_R, COURIER_V, 0.0, GAMMA, 0.5), "gae возвращает (advantages, returns)")
+    check_close(ret, [2.2825, 1.35, 2.0], what="returns из gae при λ = 0.5", hint="returns = advantages + values.")
+
+
+@graded("n-шаговая оценка: Â_0^(2) = r_0 + γr_1 + γ²V(s_2) − V(s_0) = δ_0 + γδ_1 = −0.19")
+def test_n_step_identity(ppo):
+    direct = n_step_advantage(COURIER_R, COURIER_V, 0.0, GAMMA, t=0, n=2)
+    check_float(direct, -0.19, what="оракул теста: двухшаговая оценка из наград и V")  # guards the oracle itself
+    delta = np.asarray(ppo.td_errors(COURIER_R, COURIER_V, 0.0, GAMMA), dtype=float)
+    check_float(delta[0] + GAMMA * delta[1], -0.19, what="δ_0 + γ·δ_1 из ваших td_errors",
+                hint="промежуточные V сокращаются: сумма первых n TD-ошибок равна n-шаговой оценке.")
+
+
+@graded("Смесь n-шаговых оценок: 0.5·Â(1) + 0.25·Â(2) + 0.25·Â(3) = 0.2825 = GAE при λ = 0.5")
+def test_lambda_mixture_courier(ppo):
+    mixture = gae_lambda_mixture(COURIER_R, COURIER_V, 0.0, GAMMA, 0.5)
+    check_float(mixture[0], 0.2825, what="оракул теста: λ-смесь n-шаговых оценок")  # guards the oracle itself
+    adv, _ = check_pair(ppo.gae(COURIER_R, COURIER_V, 0.0, GAMMA, 0.5), "gae возвращает (advantages, returns)")
+    check_close(adv, mixture, what="gae при λ = 0.5 против λ-смеси n-шаговых оценок",
+                hint="GAE — взвешенное среднее n-шаговых оценок с весами (1−λ)λ^{n−1}.")
+
+
+@graded("Вопрос 2 из «Проверь себя»: δ = [0.1, 0.3, 0.1], γ = 1, λ = 0.5 → Â_0 = 0.275")
+def test_quiz_question_2(ppo):
+    values = np.array([0.4, -0.2, 0.7])
+    delta = np.array([0.1, 0.3, 0.1])
+    rewards = delta - np.append(values[1:], 0.0) + values  # такие награды, что δ_t = r_t + V(s_{t+1}) − V(s_t)
+    adv, _ = check_pair(ppo.gae(rewards, values, 0.0, 1.0, 0.5), "gae возвращает (advantages, returns)")
+    check_close(adv, [0.275, 0.35, 0.1], what="gae для вопроса 2 (γ = 1, λ = 0.5)",
+                mistakes=gae_mistakes(delta, 1.0, 0.5))
+
+
+@graded("GAE на случайных траекториях против явной суммы Σ(γλ)^l δ_{t+l} (seed {seed})")
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_gae_random(ppo, seed):
+    rng = np.random.default_rng(seed)
+    T = int(rng.integers(5, 30))
+    rewards, values = rng.normal(size=T), rng.normal(size=T)
+    last_value, gamma, lam = float(rng.normal()), float(rng.uniform(0.8, 1.0)), float(rng.uniform(0.0, 1.0))
+    delta = deltas_oracle(rewards, values, last_value, gamma)
+    check_close(ppo.td_errors(rewards, values, last_value, gamma), delta, what=f"td_errors, T = {T}")
+    adv, ret = check_pair(ppo.gae(rewards, values, last_value, gamma, lam), "gae возвращает (advantages, returns)")
+    expected = gae_explicit_sum(delta, gamma, lam)
+    check_close(adv, expected, what=f"gae, T = {T}, γ = {gamma:.3f}, λ = {lam:.3f}: advantages",
+                mistakes=gae_mistakes(delta, gamma, lam))
+    check_close(adv, gae_lambda_mixture(rewards, values, last_value, gamma, lam), what="gae против λ-смеси n-шаговых оценок")
+    check_close(ret, expected + values, what="gae: returns = advantages + values")
+
+
+@graded("GAE принимает списки и float32, не меняет входы")
+def test_gae_types_and_inputs(ppo):
+    rng = np.random.default_rng(7)
+    rewards, values = rng.normal(size=12).astype(np.float32), rng.normal(size=12).astype(np.float32)
+    r_copy, v_copy = rewards.copy(), values.copy()
+    expected = gae_explicit_sum(deltas_oracle(rewards, values, 0.5, 0.99), 0.99, 0.95)
+    adv, _ = check_pair(ppo.gae(rewards, values, np.float32(0.5), 0.99, 0.95), "gae на float32")
+    check_close(adv, expected, what="gae на массивах float32", atol=1e-4, rtol=1e-4)
+    check_unchanged(r_copy, rewards, name="rewards", function="gae")
+    check_unchanged(v_copy, values, name="values", function="gae")
+    adv, _ = check_pair(ppo.gae(rewards.tolist(), values.tolist(), 0.5, 0.99, 0.95), "gae на списках")
+    check_close(adv, expected, what="gae на обычных списках Python", atol=1e-4, rtol=1e-4)
+
+
+# ---- the clipped objective ----------------------------------------------------------------
+
+FIVE_CASES = [  # (Â, ρ, min(ρÂ, clip(ρ)Â), d(цель)/d(log π))
+    (1.0, 1.1, 1.1, 1.1),
+    (1.0, 1.5, 1.2, 0.0),
+    (1.0, 0.5, 0.5, 0.5),
+    (-1.0, 0.7, -0.8, 0.0),
+    (-1.0, 1.5, -1.5, -1.5),
+]
+
+
+def _logp(ratio):
+    return np.log(np.atleast_1d(np.asarray(ratio, float))), np.zeros(np.size(ratio))
+
+
+@graded("Пять случаев клиппинга: Â = {adv:+g}, ρ = {ratio} → {value:+g}")
+@pytest.mark.parametrize("adv,ratio,value", [c[:3] for c in FIVE_CASES],
+                         ids=[f"A{c[0]:+g}_rho{c[1]}" for c in FIVE_CASES])
+def test_clip_five_cases(ppo, adv, ratio, value):
+    new, old = _logp(ratio)
+    check_float(ppo.ppo_clip_objective(new, old, [adv]), value,
+                what=f"ppo_clip_objective для одного действия: Â = {adv:+g}, ρ = {ratio}, ε = 0.2",
+                hint="min(ρ·Â, clip(ρ, 1−ε, 1+ε)·Â); ρ = exp(logp_new − logp_old).",
+                mistakes={"max вместо min": max(ratio * adv, np.clip(ratio, 0.8, 1.2) * adv),
+                          "только клиппированная ветка clip(ρ)·Â": np.clip(ratio, 0.8, 1.2) * adv,
+                          "ρ = logp_new − logp_old без exp": min(np.log(ratio) * adv, np.clip(np.log(ratio), 0.8, 1.2) * adv)})
+
+
+@graded("Пять случаев клиппинга вместе: среднее ≈ 0.1 (пример из практики урока)")
+def test_clip_five_cases_mean(ppo):
+    ratio = [c[1] for c in FIVE_CASES]
+    adv = [c[0] for c in FIVE_CASES]
+    check_float(ppo.ppo_clip_objective(np.log(ratio), np.zeros(5), adv), 0.1,
+                what="ppo_clip_objective(log[1.1, 1.5, 0.5, 0.7, 1.5], 0, [1, 1, 1, −1, −1])",
+                hint="цель — среднее (mean) по батчу, одно число.",
+                mistakes={"сумма вместо среднего": 0.5, "max вместо min": (1.1 + 1.5 + 0.8 - 0.7 - 1.2) / 5})
+
+
+SPINNING_UP = [(2.0, 1.5, 2.4), (-1.0, 0.5, -0.8), (2.0, 0.9, 1.8)]
+
+
+@graded("Примеры Spinning Up: Â = {adv:+g}, ρ = {ratio} → {value:+g}")
+@pytest.mark.parametrize("adv,ratio,value", SPINNING_UP, ids=[f"A{a:+g}_rho{r}" for a, r, _ in SPINNING_UP])
+def test_clip_spinning_up(ppo, adv, ratio, value):
+    new, old = _logp(ratio)
+    check_float(ppo.ppo_clip_objective(new, old, [adv]), value,
+                what=f"ppo_clip_objective: Â = {adv:+g}, ρ = {ratio}, ε = 0.2")
+
+
+@graded("В клиппированной области градиент цели по log π равен нулю, в остальных — ρ·Â (конечные разности)")
+def test_clip_gradient(ppo):
+    ratio = np.array([c[1] for c in FIVE_CASES])
+    adv = np.array([c[0] for c in FIVE_CASES])
+    expected = np.array([c[3] for c in FIVE_CASES])
+    logp_new, logp_old = np.log(ratio), np.zeros(5)
+    h = 1e-6
+    grad = np.zeros(5)
+    for i in range(5):
+        up, down = logp_new.copy(), logp_new.copy()
+        up[i] += h
+        down[i] -= h
+        f_up = ppo.ppo_clip_objective(up, logp_old, adv)
+        f_down = ppo.ppo_clip_objective(down, logp_old, adv)
+        check_that(f_up is not None and f_down is not None, what="ppo_clip_objective возвращает число",
+                   got="None", hint="функция ничего не вернула — допишите return.")
+        grad[i] = 5 * (float(f_up) - float(f_down)) / (2 * h)  # ×5: цель — среднее по пяти действиям
+    check_close(grad, expected, what="d(цель)/d(logp_new) для пяти случаев, умноженная на размер батча",
+                hint="градиент есть, только когда min выбирает ветку ρ·Â; когда выбрана clip(ρ)·Â, он равен нулю. "
+                     "Проверьте, что берёте min, а не max, и клиппите ρ, а не Â.", atol=1e-4, rtol=1e-4)
+
+
+@graded("Клиппированная цель на случайных батчах против формы g(ε, Â) из Spinning Up (seed {seed})")
+@pytest.mark.parametrize("seed", [0, 1])
+def test_clip_random(ppo, seed):
+    rng = np.random.default_rng(100 + seed)
+    B = 64
+    logp_old = rng.normal(-1.5, 0.5, size=B)
+    logp_new = logp_old + rng.normal(0, 0.3, size=B)
+    adv = rng.normal(size=B)
+    eps = float(rng.uniform(0.1, 0.3))
+    expected = clip_objective_oracle(np.exp(logp_new - logp_old), adv, eps)
+    check_float(ppo.ppo_clip_objective(logp_new, logp_old, adv, eps=eps), expected,
+                what=f"ppo_clip_objective, B = {B}, ε = {eps:.3f}", hint="ε передаётся аргументом eps — не 0.2 всегда.")
+
+
+# ---- advantage normalization --------------------------------------------------------------
+
+
+@graded("Нормировка преимуществ: [1, 2, 3, 4] → ±1.3416, ±0.4472 (std NumPy, ddof = 0)")
+def test_normalize_pinned(ppo):
+    adv = np.array([1.0, 2.0, 3.0, 4.0])
+    before = adv.copy()
+    pop = (adv - 2.5) / np.sqrt(1.25)
+    check_close(ppo.normalize_advantages(adv), pop, what="normalize_advantages([1, 2, 3, 4])", atol=1e-6,
+                hint="(Â − mean) / (std + eps) с np.std по умолчанию (ddof = 0).",
+                mistakes={"std с ddof = 1 (как в torch.std)": (adv - 2.5) / np.std(adv, ddof=1),
+                          "забыли вычесть среднее": adv / np.sqrt(1.25),
+                          "делили на дисперсию вместо std": (adv - 2.5) / 1.25})
+    check_unchanged(before, adv, name="adv", function="normalize_advantages")
+
+
+@graded("Нормировка преимуществ: eps прибавляется к std; одинаковые преимущества → нули, без NaN")
+def test_normalize_eps(ppo):
+    check_close(ppo.normalize_advantages(np.full(5, 3.0)), np.zeros(5),
+                what="normalize_advantages от пяти одинаковых чисел", hint="eps в знаменателе защищает от деления на 0.")
+    check_close(ppo.normalize_advantages(np.array([0.0, 2e-8])), [-0.5, 0.5],
+                what="normalize_advantages([0, 2e−8]): std = 1e−8, eps = 1e−8 → ±0.5", atol=1e-6,
+                hint="знаменатель — std + eps, а не sqrt(var + eps) и не max(std, eps).")
+
+
+@graded("Нормировка преимуществ на случайном батче: среднее 0, std 1, форма сохранена")
+def test_normalize_random(ppo):
+    rng = np.random.default_rng(3)
+    adv = rng.normal(2.0, 5.0, size=(8, 4))
+    got = ppo.normalize_advantages(adv)
+    expected = (adv - adv.mean()) / (adv.std() + 1e-8)
+    check_close(got, expected, what="normalize_advantages для батча формы (8, 4): по всем элементам сразу",
+                hint="среднее и std — по всему батчу (без axis), форма ответа — как у входа.")
+
+
+# ---- the full loss -----------------------------------------------------------------------
+
+FOUR = dict(ratio=[1.2, 0.8, 0.75, 2.0], adv=[1.0, -0.5, 2.0, -1.0], err=[-0.5, 0.0, -1.0, 1.0])
+
+
+@graded("Loss PPO для четырёх действий: −0.075 + 0.5·0.5625 − 0.01·1.0 ≈ 0.196")
+def test_ppo_loss_four_actions(ppo):
+    returns = np.array([1.0, 2.0, 0.5, -1.0])
+    values_pred = returns + np.array(FOUR["err"])
+    entropy = np.ones(4)
+    new, old = np.log(FOUR["ratio"]), np.zeros(4)
+    check_float(ppo.ppo_clip_objective(new, old, FOUR["adv"]), 0.075, what="клиппированная цель для четырёх действий")
+    check_float(ppo.ppo_loss(new, old, FOUR["adv"], values_pred, returns, entropy), 0.19625,
+                what="ppo_loss для примера урока (ε = 0.2, c_v = 0.5, c_e = 0.01)",
+                hint="L = −L^CLIP + c_v·mean((V − R̂)²) − c_e·mean(H): цель берём с минусом, энтропию вычитаем.",
+                mistakes={"цель L^CLIP взята с плюсом": 0.075 + 0.28125 - 0.01,
+                          "энтропийный бонус прибавлен, а не вычтен": -0.075 + 0.28125 + 0.01,
+                          "ошибка критика без квадрата": -0.075 + 0.5 * np.mean(FOUR["err"]) - 0.01,
+                          "сумма квадратов вместо среднего": -0.075 + 0.5 * 2.25 - 0.01})
+
+
+@graded("Loss PPO на случайных батчах с другими ε, c_v, c_e (seed {seed})")
+@pytest.mark.parametrize("seed", [0, 1])
+def test_ppo_loss_random(ppo, seed):
+    rng = np.random.default_rng(200 + seed)
+    B = 32
+    logp_old = rng.normal(-1.0, 0.3, size=B)
+    logp_new = logp_old + rng.normal(0, 0.25, size=B)
+    adv, values_pred, returns = rng.normal(size=B), rng.normal(size=B), rng.normal(size=B)
+    entropy = rng.uniform(0.1, 1.5, size=B)
+    eps, c_v, c_e = 0.15, 1.0, 0.05
+    expected = (-clip_objective_oracle(np.exp(logp_new - logp_old), adv, eps)
+                + c_v * np.mean((values_pred - returns) ** 2) - c_e * np.mean(entropy))
+    args = [a.copy() for a in (logp_new, logp_old, adv, values_pred, returns, entropy)]
+    check_float(ppo.ppo_loss(*args, eps=eps, c_v=c_v, c_e=c_e), expected,
+                what=f"ppo_loss, B = {B}, ε = {eps}, c_v = {c_v}, c_e = {c_e}",
+                hint="используйте переданные eps, c_v и c_e, а не значения по умолчанию.")
+    for name, before, after in zip(["logp_new", "logp_old", "adv", "values_pred", "returns", "entropy"],
+                                   (logp_new, logp_old, adv, values_pred, returns, entropy), args):
+        check_unchanged(before, after, name=name, function="ppo_loss")
+
+
+# ---- GAE over a batch with episode boundaries ---------------------------------------------
+
+BOUNDARY = dict(rewards=[1.0, 0.0, 1.0, 2.0], values=[1.0, 2.0, 0.5, 1.0], next_values=[2.0, 5.0, 1.0, 3.0],
+                terminated=[False, True, False, False], truncated=[False, False, False, True])
+
+
+def boundary_oracle(rewards, values, next_values, terminated, truncated, gamma, lam):
+    """Split the rollout into episodes, and sum (γλ)^l δ within each one."""
+    r, v, vn = (np.asarray(x, float) for x in (rewards, values, next_values))
+    term, trunc = np.asarray(terminated, bool), np.asarray(truncated, bool)
+    delta = r + gamma * np.where(term, 0.0, vn) - v
+    adv = np.zeros_like(delta)
+    start = 0
+    for end in range(len(r)):
+        if term[end] or trunc[end] or end == len(r) - 1:
+            adv[start:end + 1] = gae_explicit_sum(delta[start:end + 1], gamma, lam)
+            start = end + 1
+    return adv
+
+
+@graded("Границы эпизодов: terminated не бутстрапит, truncated бутстрапит V(s_{t+1}); рекурсия обрывается")
+def test_boundaries_hand_made(ppo):
+    """γ = 0.9, λ = 0.8 (γλ = 0.72). Шаги 0–1 — эпизод, закончившийся на шаге 1 (terminated);
+    шаги 2–3 — эпизод, оборванный лимитом на шаге 3 (truncated).
+        δ_0 = 1 + 0.9·2 − 1 = 1.8            δ_1 = 0 + 0 − 2 = −2.0  (конечное состояние: V = 0)
+        δ_2 = 1 + 0.9·1 − 0.5 = 1.4          δ_3 = 2 + 0.9·3 − 1 = 3.7  (обрыв: настоящая V(s_4) = 3)
+        Â_3 = 3.7;  Â_2 = 1.4 + 0.72·3.7 = 4.064;  Â_1 = −2.0 (эпизод кончился);  Â_0 = 1.8 + 0.72·(−2) = 0.36
+    """
+    adv, ret = check_pair(ppo.gae_with_boundaries(**BOUNDARY, gamma=0.9, lam=0.8), "gae_with_boundaries")
+    b = BOUNDARY
+    swapped = boundary_oracle(b["rewards"], b["values"], b["next_values"], b["truncated"], b["terminated"], 0.9, 0.8)
+    no_cut_delta = np.array([1.8, -2.0, 1.4, 3.7])
+    check_close(adv, [0.36, -2.0, 4.064, 3.7], what="gae_with_boundaries на батче из двух эпизодов (см. docstring теста)",
+                hint="δ_t = r_t + γ·V(s_{t+1})·(1 − terminated_t) − V(s_t);  Â_t = δ_t + γλ·(1 − done_t)·Â_{t+1}, "
+                     "done = terminated или truncated.",
+                mistakes={"terminated и truncated перепутаны": swapped,
+                          "рекурсия не обрывается на конце эпизода": gae_explicit_sum(no_cut_delta, 0.9, 0.8),
+                          "оборванный эпизод не бутстрапит V(s_{t+1})": [0.36, -2.0, 1.4 + 0.72 * 1.0, 1.0],
+                          "конечное состояние бутстрапит V(s_{t+1})": [1.8 + 0.72 * 2.5, 2.5, 4.064, 3.7]})
+    check_close(ret, np.array([0.36, -2.0, 4.064, 3.7]) + b["values"], what="gae_with_boundaries: returns = advantages + values")
+
+
+@graded("Батч из нескольких эпизодов равен GAE по каждому эпизоду отдельно (seed {seed})")
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_boundaries_random(ppo, seed):
+    rng = np.random.default_rng(300 + seed)
+    T = 40
+    rewards, values, next_values = rng.normal(size=T), rng.normal(size=T), rng.normal(size=T)
+    ends = rng.random(T) < 0.15
+    terminated = ends & (rng.random(T) < 0.5)
+    truncated = ends & ~terminated
+    gamma, lam = 0.97, float(rng.uniform(0.5, 1.0))
+    expected = boundary_oracle(rewards, values, next_values, terminated, truncated, gamma, lam)
+    inputs = [rewards, values, next_values, terminated, truncated]
+    copies = [x.copy() for x in inputs]
+    adv, ret = check_pair(ppo.gae_with_boundaries(*copies, gamma=gamma, lam=lam), "gae_with_boundaries")
+    check_close(adv, expected, what=f"gae_with_boundaries, T = {T}, эпизодов {int(ends.sum()) + 1}, λ = {lam:.3f}")
+    check_close(ret, expected + values, what="gae_with_boundaries: returns")
+    for name, before, after in zip(["rewards", "values", "next_values", "terminated", "truncated"], inputs, copies):
+        check_unchanged(before, after, name=name, function="gae_with_boundaries")
+
+
+@graded("Параллельные среды: форма [T, N] — каждый столбец считается отдельно")
+def test_boundaries_parallel(ppo):
+    rng = np.random.default_rng(11)
+    T, N = 25, 3
+    rewards, values, next_values = rng.normal(size=(T, N)), rng.normal(size=(T, N)), rng.normal(size=(T, N))
+    ends = rng.random((T, N)) < 0.2
+    terminated = (ends & (rng.random((T, N)) < 0.5)).astype(np.int64)  # флаги 0/1 тоже подходят
+    truncated = (ends & ~terminated.astype(bool)).astype(np.int64)
+    adv, ret = check_pair(ppo.gae_with_boundaries(rewards, values, next_values, terminated, truncated, 0.99, 0.95),
+                          "gae_with_boundaries для [T, N]")
+    expected = np.stack([boundary_oracle(rewards[:, n], values[:, n], next_values[:, n], terminated[:, n],
+                                         truncated[:, n], 0.99, 0.95) for n in range(N)], axis=1)
+    check_close(adv, expected, what=f"gae_with_boundaries для батча формы ({T}, {N})",
+                hint="время — ось 0; среды не смешиваются: рекурсия идёт по t для всех столбцов сразу.")
+    check_close(ret, expected + values, what="gae_with_boundaries для [T, N]: returns")
+
+
+@graded("Без концов эпизодов gae_with_boundaries совпадает с gae (last_value = next_values[-1])")
+def test_boundaries_match_gae(ppo):
+    rng = np.random.default_rng(5)
+    values = rng.normal(size=10)
+    rewards = rng.normal(size=10)
+    next_values = np.append(values[1:], 0.7)
+    flags = np.zeros(10, dtype=bool)
+    adv, _ = check_pair(ppo.gae_with_boundaries(rewards, values, next_values, flags, flags, 0.95, 0.9),
+                        "gae_with_boundaries")
+    check_close(adv, gae_explicit_sum(deltas_oracle(rewards, values, 0.7, 0.95), 0.95, 0.9),
+                what="gae_with_boundaries на одном эпизоде, который продолжается после батча")
+
+
+# ---- bonus: the clipped value loss ---------------------------------------------------------
+
+
+@graded("Бонус: клиппированный loss критика (labml): пример → 0.075", bonus=True)
+def test_clipped_value_loss_pinned(ppo):
+    """V_pred = [1, 2, 0.5], V_old = [0.8, 2.5, 0.5], R̂ = [1.2, 1.9, 0], ε = 0.2:
+    V_clip = [1.0, 2.3, 0.5];  (V − R̂)² = [0.04, 0.01, 0.25];  (V_clip − R̂)² = [0.04, 0.16, 0.25];
+    0.5 · mean(max) = 0.5 · mean([0.04, 0.16, 0.25]) = 0.075.
+    """
+    check_float(ppo.clipped_value_loss([1.0, 2.0, 0.5], [0.8, 2.5, 0.5], [1.2, 1.9, 0.0]), 0.075,
+                what="clipped_value_loss (см. пример в docstring теста)",
+                hint="0.5·mean(max((V − R̂)², (V_old + clip(V − V_old, −ε, ε) − R̂)²)).",
+                mistakes={"min вместо max": 0.5 * np.mean([0.04, 0.01, 0.25]), "без множителя 0.5": 0.15})
+
+
+@graded("Бонус: клиппированный loss критика на случайном батче", bonus=True)
+def test_clipped_value_loss_random(ppo):
+    rng = np.random.default_rng(9)
+    v_old = rng.normal(size=50)
+    v = v_old + rng.normal(0, 0.4, size=50)
+    ret = rng.normal(size=50)
+    v_clip = np.where(v - v_old > 0.3, v_old + 0.3, np.where(v - v_old < -0.3, v_old - 0.3, v))
+    expected = 0.5 * np.mean(np.maximum((v - ret) ** 2, (v_clip - ret) ** 2))
+    check_float(ppo.clipped_value_loss(v, v_old, ret, eps=0.3), expected, what="clipped_value_loss, ε = 0.3")
