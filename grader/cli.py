@@ -18,6 +18,7 @@ EPILOG = """примеры:
   python homework/check.py s6-hw00-rl-foundations "ppo::test_gae_courier[lam0.95]"   одна проверка
   python homework/check.py s6-hw00-rl-foundations --solutions  эталонные решения (для преподавателя)
   python homework/check.py s6-hw00-rl-foundations --notebook notebooks/s6-hw00-rl-foundations.ipynb
+  python homework/check.py s6-hw00-rl-foundations --batch submissions/ --jobs 2 --csv scores.csv
 """
 
 
@@ -37,8 +38,11 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--solutions", action="store_true", help="проверить эталонные решения из solutions/")
     src.add_argument("--dir", metavar="PATH", help="проверить модули из другой папки")
     src.add_argument("--notebook", metavar="PATH", help="проверить функции из тетрадки .ipynb")
+    src.add_argument("--batch", metavar="DIR", help="проверить все работы в папке (по папке с модулями или тетрадке "
+                                                    "на студента); с --csv — строка баллов на работу")
     p.add_argument("-v", "--verbose", action="store_true", help="показывать трассировки ошибок")
-    p.add_argument("--jobs", type=int, default=2, help="сколько частей проверять параллельно (по умолчанию 2)")
+    p.add_argument("--jobs", type=int, default=2, help="сколько частей (с --batch — работ) проверять параллельно "
+                                                       "(по умолчанию 2)")
     p.add_argument("--timeout", type=float, default=None, help="лимит времени на одну проверку, с")
     p.add_argument("--json", metavar="PATH", help="записать результаты в формате Gradescope (results.json)")
     p.add_argument("--csv", metavar="PATH", help="записать баллы по частям строкой CSV")
@@ -49,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
 def _source(args, hw) -> tuple[str, str, list[str]]:
     """(value for --impl, what the scoreboard says is graded, options to repeat in a rerun command)."""
     if args.solutions:
+        if not hw.solutions_dir.is_dir():
+            raise UsageError("эталонных решений в этой копии нет: это копия домашней работы для студентов, "
+                             "папки solutions/ в ней нет. Проверьте свой код: python homework/check.py " + hw.name)
         return "solutions", f"эталонные решения ({hw.solutions_dir.relative_to(ROOT).as_posix()}/)", ["--solutions"]
     if args.dir:
         path = Path(args.dir).resolve()
@@ -100,9 +107,19 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError("укажите домашнюю работу. Есть: " + ", ".join(homeworks.available()))
         hw = homeworks.load(args.homework)
         selected = _split_parts(hw, args.parts)
-        impl, label, source_opts = _source(args, hw)
         if args.jobs < 1:
             raise UsageError("--jobs должно быть не меньше 1")
+        if args.batch:
+            if args.json:
+                raise UsageError("с --batch баллы записывает --csv; --json — для одной работы")
+            try:
+                from grader import batch
+            except ImportError:
+                raise UsageError("пакетная проверка (--batch) — инструмент преподавателя, в копии для студентов "
+                                 "её нет") from None
+            batch.run(hw, selected, Path(args.batch), jobs=args.jobs, timeout=args.timeout, csv_path=args.csv)
+            return 0
+        impl, label, source_opts = _source(args, hw)
     except UsageError as exc:
         print(f"ошибка: {exc}", file=sys.stderr)
         return 2

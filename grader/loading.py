@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+import re
 import sys
 import traceback
 import types
@@ -12,6 +13,24 @@ from pathlib import Path
 
 class ModuleLoadError(Exception):
     """The student's module could not be loaded; the message says where and why, in Russian."""
+
+
+class MissingFunction(AttributeError):
+    """A check asked a notebook for a function it does not define; the message says so, in Russian."""
+
+
+def _notebook_module() -> types.ModuleType:
+    """The module standing for a notebook: asking it for a name it lacks raises :class:`MissingFunction`."""
+    module = types.ModuleType("notebook")
+
+    def __getattr__(name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise MissingFunction(f"в тетрадке не определено «{name}»: выполните ячейку с этой функцией "
+                              "(и ячейки выше) или проверьте, что имя написано так же, как в задании")
+
+    module.__getattr__ = __getattr__
+    return module
 
 
 def describe_exception(exc: BaseException, inside: Path | None = None) -> str:
@@ -24,7 +43,7 @@ def describe_exception(exc: BaseException, inside: Path | None = None) -> str:
     frames = traceback.extract_tb(exc.__traceback__)
     if inside is not None:
         inside = inside.resolve()
-        own = [f for f in frames if _is_under(f.filename, inside)]
+        own = [f for f in frames if _is_under(f.filename, inside) or f.filename.startswith("<ячейка")]
         if own:
             f = own[-1]
             where = f" ({Path(f.filename).name}, строка {f.lineno}, в {f.name})"
@@ -101,13 +120,54 @@ def code_cells(notebook_path: Path) -> list[tuple[int, str]]:
         source = cell.source
         if source.lstrip().startswith("%%"):
             continue
-        lines = [("pass  # " + line) if line.lstrip().startswith(("!", "%")) else line
-                 for line in source.splitlines()]
-        cells.append((number, "\n".join(lines)))
+        cells.append((number, "\n".join(_plain_python(line) for line in source.splitlines())))
     return cells
 
 
-class NotebookImplementation:
+_MAGIC_ASSIGN = re.compile(r"^(\s*)([\w.\[\], ]+?)\s*=\s*[!%]")
+_HELP = re.compile(r"^\s*(\?{1,2}[\w.]+|[\w.]+\?{1,2})\s*$")
+
+
+def _plain_python(line: str) -> str:
+    """A shell (``!ls``), magic (``%time``) or help (``np.mean?``) line becomes ``pass``, indentation kept."""
+    stripped = line.lstrip()
+    indent = line[: len(line) - len(stripped)]
+    if stripped.startswith(("!", "%")) or _HELP.match(line):
+        return f"{indent}pass  # {stripped}"
+    m = _MAGIC_ASSIGN.match(line)
+    if m:
+        return f"{indent}{m.group(2)} = None  # {stripped}"
+    return line
+
+
+class _ProvidedModules:
+    """For an implementation holding only the parts' functions (a notebook): the homework's provided
+    modules (``envs``, ...) that tests ask for come from the notebook's own ``import envs`` when it did
+    one, otherwise from the homework's folder. Without :meth:`use_provided`, every name is the notebook."""
+
+    _parts: set[str] | None = None
+    _provided: FolderImplementation | None = None
+
+    def use_provided(self, part_modules: set[str], homework_dir: Path) -> None:
+        self._parts = set(part_modules)
+        if self._provided is None or self._provided.folder != Path(homework_dir).resolve():
+            self._provided = FolderImplementation(homework_dir)
+
+    def _is_provided(self, name: str) -> bool:
+        return self._parts is not None and name not in self._parts
+
+    def _provided_module(self, namespace: dict, name: str) -> types.ModuleType:
+        value = namespace.get(name)
+        if isinstance(value, types.ModuleType):
+            return value
+        loaded = sys.modules.get(name)
+        folder = self._provided.folder
+        if isinstance(loaded, types.ModuleType) and _is_under(getattr(loaded, "__file__", None) or "", folder):
+            return loaded
+        return self._provided.module(name)
+
+
+class NotebookImplementation(_ProvidedModules):
     """Every function a notebook defines, in one namespace: each part's module is that namespace."""
 
     def __init__(self, path: Path):
@@ -124,6 +184,8 @@ class NotebookImplementation:
             self._execute()
         if self._error is not None:
             raise self._error
+        if self._is_provided(name):
+            return self._provided_module(self._namespace.__dict__, name)
         return self._namespace
 
     def _execute(self) -> None:
@@ -132,8 +194,9 @@ class NotebookImplementation:
         except Exception as exc:  # noqa: BLE001 - an unreadable notebook is the student's to fix
             self._error = ModuleLoadError(f"не удалось прочитать тетрадку {self.path.name}: {exc}")
             return
-        module = types.ModuleType("notebook")
+        module = _notebook_module()
         module.__file__ = str(self.path)
+        module.display = _display  # IPython's builtin, so that a cell calling display(...) still runs
         sys.modules["notebook"] = module
         with _working_directory(self.path.parent):
             for number, source in cells:
@@ -148,10 +211,69 @@ class NotebookImplementation:
         self._namespace = module
 
 
+class NamespaceImplementation(_ProvidedModules):
+    """The functions of a live namespace (a running notebook's globals): ``grader.notebook.check``.
+
+    Each part's module is a snapshot of the namespace taken when the checks start; the student's
+    code is recognised in a traceback by the files its functions were compiled from (a notebook's cells).
+    """
+
+    def __init__(self, namespace: dict):
+        self.namespace = namespace
+        self._module: types.ModuleType | None = None
+
+    def describe(self) -> str:
+        return "функции тетрадки"
+
+    def module(self, name: str) -> types.ModuleType:
+        if self._is_provided(name):
+            return self._provided_module(self.namespace, name)
+        if self._module is None:
+            module = _notebook_module()
+            module.__dict__.update({k: v for k, v in self.namespace.items()
+                                    if not (k.startswith("__") and k.endswith("__"))})
+            self._module = module
+        return self._module
+
+    def _own_files(self) -> set[str]:
+        files = set()
+        home = self.namespace.get("__name__")  # functions defined in the notebook, not imported into it
+        for value in list(self.namespace.values()):
+            if isinstance(value, types.FunctionType) and value.__module__ == home:
+                files.add(value.__code__.co_filename)
+            elif isinstance(value, type) and value.__module__ == home:
+                for attr in vars(value).values():
+                    if isinstance(attr, types.FunctionType):
+                        files.add(attr.__code__.co_filename)
+        return files
+
+    def student_frame(self, exc: BaseException) -> traceback.FrameSummary | None:
+        """The deepest frame of the traceback that runs the notebook's own code, if any."""
+        own = self._own_files()
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename in own]
+        return frames[-1] if frames else None
+
+    def describe_error(self, exc: BaseException) -> str:
+        """``ExcType: message (в функции f, строка N её ячейки)``."""
+        frame = self.student_frame(exc)
+        message = str(exc).strip()
+        if len(message) > 300:
+            message = message[:300] + "…"
+        text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+        if frame is not None:
+            text += f" (в функции {frame.name}, строка {frame.lineno} её ячейки)"
+        return text
+
+
 def _cell_error(exc: BaseException) -> str:
     if isinstance(exc, SyntaxError):
         return f"{type(exc).__name__}, строка {exc.lineno}: {exc.msg}"
     return describe_exception(exc)
+
+
+def _display(*objects, **kwargs) -> None:
+    for obj in objects:
+        print(repr(obj))
 
 
 @contextlib.contextmanager

@@ -7,18 +7,26 @@ crash of the child, and explain each failure in Russian.
 """
 from __future__ import annotations
 
+import copy
+import io
 import json
 import os
+import random
+import re
 import sys
+import zlib
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from grader.checks import CheckFailure
 from grader.homeworks import ROOT
-from grader.loading import ModuleLoadError, NotebookImplementation, describe_exception, implementation
+from grader.loading import (MissingFunction, ModuleLoadError, NamespaceImplementation, NotebookImplementation,
+                            describe_exception, implementation)
 
 _IMPLS: dict[str, object] = {}
+_NAMESPACES: dict[str, NamespaceImplementation] = {}  # --impl namespace:N -> a live namespace of this process
 _RESULTS = None  # an open results file, when the grader asked for one
 
 
@@ -32,6 +40,7 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     global _RESULTS
     config.addinivalue_line("markers", "check(title, weight=1, bonus=False): a graded check")
+    _PRISTINE.clear()  # a new session (the notebook runs several in one process) snapshots its own test modules
     path = config.getoption("--results-file", default=None)
     if path:
         _RESULTS = open(path, "a", encoding="utf-8", buffering=1)
@@ -52,11 +61,112 @@ def _emit(record: dict) -> None:
 
 
 def pytest_collection_finish(session):
-    _emit({"event": "collected", "nodeids": [item.nodeid for item in session.items]})
+    items = []
+    for item in session.items:
+        title, weight, bonus = _title(item)
+        items.append({"nodeid": item.nodeid, "name": item.name, "title": title, "weight": weight, "bonus": bonus})
+        module = getattr(item, "module", None)
+        if module is not None and module.__name__ not in _PRISTINE:
+            _PRISTINE[module.__name__] = _snapshot(module)
+    _emit({"event": "collected", "nodeids": [item.nodeid for item in session.items], "items": items})
+
+
+# ---- one check cannot change another: module data, global random state, output --------------------
+
+_PRISTINE: dict[str, dict] = {}  # test module -> deep copies of its module-level data, taken before any check ran
+_DATA = (list, dict, set, bytearray, np.ndarray)
+
+
+def _snapshot(module) -> dict:
+    saved = {}
+    for name, value in vars(module).items():
+        if isinstance(value, _DATA) and not name.startswith("_"):  # `_CACHE = {}` stays a cache across checks
+            try:
+                saved[name] = copy.deepcopy(value)
+            except Exception:  # noqa: BLE001 - what cannot be copied cannot be restored either
+                pass
+    return saved
+
+
+class _Sink(io.TextIOBase):
+    """Stands for sys.stdout/sys.stderr during a check: the student's prints cost nothing and go nowhere."""
+
+    encoding = "utf-8"
+    errors = "replace"
+
+    def __init__(self):
+        self.buffer = io.BytesIO()  # for code that writes bytes to sys.stdout.buffer; emptied after each check
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text) -> int:
+        return len(text)
+
+    def isatty(self) -> bool:
+        return False
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Before each check: the test module's data as written, and, under the grader, a fixed global random state.
+
+    A function that mutates a list the test module shares (``values.append(...)``) or reseeds NumPy's global
+    generator must not change the outcome of the checks that run after it; a check also gives the same
+    result alone (the rerun command) as in the whole run. Module-level data whose name starts with ``_``
+    is left alone (a cache shared by checks); so are fixtures.
+    """
+    module = getattr(item, "module", None)
+    for name, value in _PRISTINE.get(getattr(module, "__name__", ""), {}).items():
+        setattr(module, name, copy.deepcopy(value))
+    if _RESULTS is not None:
+        seed = zlib.crc32(item.nodeid.encode("utf-8"))
+        random.seed(seed)
+        np.random.seed(seed)
+
+
+@pytest.hookimpl(hookwrapper=True, trylast=True)  # inside pytest's own capturing, which would replace sys.stdout
+def pytest_runtest_call(item):
+    yield from _quiet()
+
+
+@pytest.hookimpl(hookwrapper=True, trylast=True)
+def pytest_fixture_setup(fixturedef, request):
+    yield from _quiet()  # loading the student's module runs its top-level prints
+
+
+def _quiet():
+    """Under the grader, the student's output is discarded (megabytes of prints must not slow grading down)."""
+    if _RESULTS is None:
+        yield
+        return
+    saved = sys.stdout, sys.stderr, sys.stdin
+    sys.stdout = sys.stderr = _Sink()
+    sys.stdin = io.StringIO("")  # input() meets the end of input at once instead of pytest's English OSError
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr, sys.stdin = saved
+
+
+def register_namespace(namespace: dict) -> str:
+    """An ``--impl`` value that stands for a live namespace (a notebook's globals) in this process.
+
+    For in-process runs only (``grader.notebook.check``); call :func:`forget_namespace` afterwards.
+    """
+    key = f"namespace:{len(_NAMESPACES)}:{id(namespace)}"
+    _NAMESPACES[key] = NamespaceImplementation(namespace)
+    return key
+
+
+def forget_namespace(key: str) -> None:
+    _NAMESPACES.pop(key, None)
 
 
 def _impl_for(config, hw_name: str):
     spec = config.getoption("--impl")
+    if spec in _NAMESPACES:
+        return _with_provided(_NAMESPACES[spec], hw_name)
     if spec in ("homework", "solutions"):
         path = ROOT / spec / hw_name
     else:
@@ -64,7 +174,16 @@ def _impl_for(config, hw_name: str):
     key = str(path)
     if key not in _IMPLS:
         _IMPLS[key] = implementation(path)
-    return _IMPLS[key]
+    return _with_provided(_IMPLS[key], hw_name)
+
+
+def _with_provided(impl, hw_name: str):
+    """A notebook holds only the parts' functions: tests asking for ``envs`` get the homework's provided module."""
+    if hasattr(impl, "use_provided"):
+        from grader import homeworks
+
+        impl.use_provided(set(homeworks.load(hw_name).modules), ROOT / "homework" / hw_name)
+    return impl
 
 
 def module_fixture(name: str):
@@ -102,17 +221,30 @@ def _impl_root(config) -> Path | None:
 def explain(excinfo, config) -> tuple[str, str]:
     """(kind, message) for an exception raised by a test: kind is check, todo, timeout or error."""
     exc = excinfo.value
+    live = _NAMESPACES.get(config.getoption("--impl", default=None))
+    if live is not None and not isinstance(exc, (CheckFailure, ModuleLoadError, SystemExit, RecursionError)):
+        frame = live.student_frame(exc)
+        if isinstance(exc, NotImplementedError):
+            func = frame.name if frame else (str(exc).replace("TODO:", "").strip() or "функция")
+            return "todo", f"не реализовано (TODO): {func}"
+        if frame is not None:
+            return "error", f"ошибка в вашем коде: {live.describe_error(exc)}"
     inside = _impl_root(config)
     if isinstance(exc, CheckFailure):
         return "check", str(exc)
+    if isinstance(exc, MissingFunction):  # a notebook without one of the part's functions: like a TODO
+        return "todo", str(exc)
     if isinstance(exc, ModuleLoadError):
-        return "error", str(exc)
+        return "load", str(exc)
     if isinstance(exc, NotImplementedError):
         func = _student_function(exc, inside) or str(exc).replace("TODO:", "").strip() or "функция"
         return "todo", f"не реализовано (TODO): {func}"
     if isinstance(exc, SystemExit):
         return "error", (f"ваш код вызвал sys.exit({exc.code!r}) — функциям домашней работы выходить из программы "
                          "не нужно: верните результат через return.")
+    if isinstance(exc, EOFError) or (isinstance(exc, OSError) and "reading from stdin" in str(exc)):
+        return "error", (f"ваш код ждёт ввода с клавиатуры (input()): при проверке ввода нет. Уберите input() — "
+                         f"функция получает всё через аргументы. {describe_exception(exc, inside)}")
     if isinstance(exc, RecursionError):
         return "error", f"слишком глубокая рекурсия: {describe_exception(exc, inside)}"
     if inside is not None and _student_function(exc, inside):
@@ -138,6 +270,23 @@ def _student_function(exc: BaseException, inside: Path | None) -> str | None:
     return names[-1] if names else None
 
 
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{(\w+)(:[^{}]*)?\}")
+
+
+def _fill(match, params: dict) -> str:
+    """``{lam}`` or ``{adv:+g}`` from the test's parameters; ``{{``/``}}`` as in str.format; other braces
+    (``δ_{t+l}``) stay as written."""
+    if match.group(1) is None:
+        return match.group(0)[0]
+    name, spec = match.group(1), (match.group(2) or ":")[1:]
+    if name not in params:
+        return match.group(0)
+    try:
+        return format(params[name], spec)
+    except (TypeError, ValueError):
+        return str(params[name])
+
+
 def _title(item) -> tuple[str, float, bool]:
     marker = item.get_closest_marker("check")
     if marker is None:
@@ -145,10 +294,7 @@ def _title(item) -> tuple[str, float, bool]:
         return (doc[0] if doc else item.name), 1.0, False
     title = marker.args[0] if marker.args else item.name
     params = getattr(getattr(item, "callspec", None), "params", {})
-    try:
-        title = title.format(**params)
-    except (KeyError, IndexError, ValueError):
-        pass
+    title = _PLACEHOLDER.sub(lambda m: _fill(m, params), title)
     return title, float(marker.kwargs.get("weight", 1.0)), bool(marker.kwargs.get("bonus", False))
 
 

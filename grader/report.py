@@ -56,6 +56,10 @@ def scoreboard(hw: Homework, results: list[PartResult], source: str, rerun_prefi
     return "\n".join(lines)
 
 
+def _grouped(c: CheckResult, verbose: bool) -> bool:
+    return c.kind == "load" or (c.kind == "todo" and not verbose)
+
+
 def _failures(results: list[PartResult], rerun_prefix: str, verbose: bool) -> list[str]:
     out: list[str] = []
     for r in results:
@@ -65,15 +69,17 @@ def _failures(results: list[PartResult], rerun_prefix: str, verbose: bool) -> li
             out += [f"! [{r.part.id}] ячейки тетрадки, которые не выполнились (остальное проверено):",
                     *[f"    {n}" for n in r.notes], ""]
         todo: "OrderedDict[str, list[CheckResult]]" = OrderedDict()
-        for c in r.checks:
-            if not c.passed and c.kind == "todo" and not verbose:
+        for c in r.checks:  # one line for many checks failing the same way: TODO, a module that does not load
+            if not c.passed and _grouped(c, verbose):
                 todo.setdefault(c.message, []).append(c)
         for message, checks in todo.items():
-            out.append(f"✗ [{r.part.id}] {message} — не пройдено проверок: {len(checks)}")
+            head, *rest = message.strip().splitlines() or [""]
+            out.append(f"✗ [{r.part.id}] {head} — не пройдено проверок: {len(checks)}")
+            out += [textwrap.indent(line, "    ") for line in rest]
         if todo:
             out.append("")
         for c in r.checks:
-            if c.passed or (c.kind == "todo" and not verbose):
+            if c.passed or _grouped(c, verbose):
                 continue
             out.append(f"✗ [{r.part.id}] {c.title}")
             out.append(textwrap.indent(c.message.strip() or "проверка не прошла", "    "))

@@ -6,3 +6,9 @@ decided by the grader (`--impl`, see grader/plugin.py); a test never imports it 
 from grader.plugin import module_fixture
 
 ppo = module_fixture("ppo")
+control = module_fixture("control")
+policy_gradient = module_fixture("policy_gradient")
+envs = module_fixture("envs")
+dp = module_fixture("dp")
+mc_td = module_fixture("mc_td")
+boss = module_fixture("boss")

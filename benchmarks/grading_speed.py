@@ -1,0 +1,93 @@
+"""How fast the grader is, as a student and an instructor meet it (a benchmark, not a test: it prints figures).
+
+    python benchmarks/grading_speed.py [HW] [--repeat 3] [--batch-size 20] [--jobs 2] [--no-batch]
+
+Prints the wall time of: ``python -c "import numpy, pytest"`` (the floor: every graded part runs in its own
+child process that pays it); grading the reference solutions, all parts, and its ratio to that floor;
+grading each part alone; a batch of ``--batch-size`` copies of the solutions with ``--jobs`` jobs.
+Each figure is the median of ``--repeat`` runs, measured as the user meets it (a fresh process).
+Targets (issue 7): the whole homework < 5 s, any part but the Boss < 1 s, a batch of 20 with 2 jobs < 60 s.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from grader import homeworks  # noqa: E402
+
+CHECK = [sys.executable, str(ROOT / "homework" / "check.py")]
+TARGET_ALL, TARGET_PART, TARGET_BATCH = 5.0, 1.0, 60.0
+
+
+def wall(cmd: list[str], repeat: int) -> tuple[float, int]:
+    """Median wall time of ``cmd`` over ``repeat`` runs, and its last exit code."""
+    times, code = [], 0
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    for _ in range(repeat):
+        started = time.perf_counter()
+        code = subprocess.run(cmd, cwd=str(ROOT), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              env=env).returncode
+        times.append(time.perf_counter() - started)
+    return statistics.median(times), code
+
+
+def verdict(seconds: float, target: float | None) -> str:
+    if target is None:
+        return ""
+    return f"  target < {target:g} s: {'ok' if seconds < target else 'MISSED'}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("homework", nargs="?", default="s6-hw00-rl-foundations")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--batch-size", type=int, default=20)
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--no-batch", action="store_true")
+    args = p.parse_args(argv)
+    hw = homeworks.load(args.homework)
+
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"{hw.name}: {len(hw.parts)} parts; {os.cpu_count()} CPUs, load average {load:.2f}; "
+          f"Python {sys.version.split()[0]}; median of {args.repeat} runs")
+    floor, _ = wall([sys.executable, "-c", "import numpy, pytest"], args.repeat)
+    label = 'python -c "import numpy, pytest"'
+    print(f"{label:<44} {floor:7.2f} s   (the floor, paid once per part)")
+
+    whole, code = wall([*CHECK, hw.name, "--solutions"], args.repeat)
+    print(f"{'solutions, all parts':<44} {whole:7.2f} s   = {whole / floor:5.1f} × floor"
+          f"{'' if code == 0 else f'  (exit {code}: not 100%!)'}{verdict(whole, TARGET_ALL)}")
+    for part in hw.parts:
+        seconds, code = wall([*CHECK, hw.name, part.id, "--solutions"], args.repeat)
+        target = None if part.id == "boss" else TARGET_PART
+        print(f"{'  one part: ' + part.id:<44} {seconds:7.2f} s   = {seconds / floor:5.1f} × floor"
+              f"{'' if code == 0 else f'  (exit {code})'}{verdict(seconds, target)}")
+
+    if not args.no_batch:
+        with tempfile.TemporaryDirectory(prefix="hwbench-") as tmp:
+            folder = Path(tmp) / "submissions"
+            for i in range(args.batch_size):
+                shutil.copytree(hw.solutions_dir, folder / f"student{i:02d}",
+                                ignore=shutil.ignore_patterns("__pycache__"))
+            csv_path = Path(tmp) / "scores.csv"
+            seconds, code = wall([*CHECK, hw.name, "--batch", str(folder), "--jobs", str(args.jobs),
+                                  "--csv", str(csv_path)], 1)
+            rows = csv_path.read_text(encoding="utf-8").splitlines()[1:] if csv_path.is_file() else []
+            print(f"{f'batch of {args.batch_size} copies of the solutions, --jobs {args.jobs}':<44} {seconds:7.2f} s"
+                  f"   = {seconds / max(args.batch_size, 1):.2f} s per submission, {len(rows)} CSV rows"
+                  f"{'' if code == 0 else f'  (exit {code})'}{verdict(seconds, TARGET_BATCH)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

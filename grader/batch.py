@@ -1,0 +1,153 @@
+"""Grading a folder of submissions: ``python homework/check.py HW --batch DIR [--jobs N] [--csv PATH]``.
+
+A submission is an entry of DIR: a folder of modules (``alice/ppo.py``, ...), a folder holding one notebook
+(``bob/hw.ipynb``), or a notebook (``carol.ipynb``). Each one is copied into a scratch folder and graded
+there, part by part, each part in its own child process (see grader/runner.py), so a submission that
+hangs, crashes or writes files touches neither the others nor DIR. Several submissions are graded at
+once (``--jobs``); a progress line goes to stderr; the CSV gets one row per submission, in name order.
+"""
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader import export
+from grader.homeworks import Homework, Part, UsageError
+from grader.report import totals
+from grader.runner import PartResult, run_part
+
+_IGNORED = {"__pycache__", ".ipynb_checkpoints", ".git", ".pytest_cache"}
+
+
+@dataclass
+class Submission:
+    name: str
+    path: Path  # a folder of modules or a notebook
+    kind: str  # "folder" or "notebook"
+    results: list[PartResult] = field(default_factory=list)
+    error: str = ""  # the submission could not be graded at all (the grader's own failure)
+    seconds: float = 0.0
+
+
+def find_submissions(folder: Path) -> list[Submission]:
+    """The submissions in ``folder``, sorted by name; entries that are neither are skipped."""
+    found = []
+    for entry in sorted(folder.iterdir(), key=lambda p: p.name.lower()):
+        if entry.name.startswith(".") or entry.name in _IGNORED:
+            continue
+        if entry.is_file() and entry.suffix == ".ipynb":
+            found.append(Submission(entry.stem, entry, "notebook"))
+        elif entry.is_dir():
+            notebooks = [p for p in entry.glob("*.ipynb") if not p.name.startswith(".")]
+            if not list(entry.glob("*.py")) and len(notebooks) == 1:
+                found.append(Submission(entry.name, notebooks[0], "notebook"))
+            else:
+                found.append(Submission(entry.name, entry, "folder"))
+    return found
+
+
+def _copy(sub: Submission, scratch: Path) -> Path:
+    """A private copy of the submission (without caches), so the original is never written to."""
+    target = scratch / "submission"
+    if sub.kind == "notebook":
+        target.mkdir()
+        shutil.copy2(sub.path, target / sub.path.name)
+        return target / sub.path.name
+    shutil.copytree(sub.path, target, symlinks=True, ignore=shutil.ignore_patterns(*_IGNORED))
+    return target
+
+
+def grade_submission(hw: Homework, parts: list[tuple[Part, list[str] | None]], sub: Submission,
+                     timeout: float | None = None) -> Submission:
+    started = time.perf_counter()
+    try:
+        with tempfile.TemporaryDirectory(prefix="hwbatch-") as scratch:
+            impl = _copy(sub, Path(scratch))
+            sub.results = [run_part(hw, part, str(impl), sel, timeout) for part, sel in parts]
+    except Exception as exc:  # noqa: BLE001 - one submission must never stop the batch
+        sub.error = f"{type(exc).__name__}: {exc}"
+        sub.results = []
+        traceback.print_exc(file=sys.stderr)
+    sub.seconds = time.perf_counter() - started
+    return sub
+
+
+class _Progress:
+    """``[ 3/20] 0:12 alice — 87.5 из 100``: rewritten in place on a terminal, one line per submission otherwise."""
+
+    def __init__(self, total: int, stream=None):
+        self.total, self.done, self.started = total, 0, time.perf_counter()
+        self.stream = stream or sys.stderr
+        self.tty = getattr(self.stream, "isatty", lambda: False)()
+        self.lock = threading.Lock()
+
+    def update(self, sub: Submission) -> None:
+        with self.lock:
+            self.done += 1
+            elapsed = int(time.perf_counter() - self.started)
+            if sub.error:
+                what = f"не проверена: {sub.error.splitlines()[0][:80]}"
+            else:
+                score, max_score, _, _ = totals(sub.results)
+                what = f"{score:.1f} из {max_score:g}"
+            line = f"[{self.done:>{len(str(self.total))}}/{self.total}] {elapsed // 60}:{elapsed % 60:02d} {sub.name} — {what}"
+            if self.tty:
+                self.stream.write("\r\033[K" + line + ("\n" if self.done == self.total else ""))
+            else:
+                self.stream.write(line + "\n")
+            self.stream.flush()
+
+
+def csv_row(sub: Submission, hw: Homework, parts: list[Part]) -> dict:
+    if sub.error or not sub.results:
+        row = {"submission": sub.name, **{p.id: 0.0 for p in parts}, "total": 0.0,
+               "max": sum(p.points for p in parts)}
+    else:
+        row = export.csv_row(sub.name, sub.results)
+    failed_parts = [r.part.id for r in sub.results if r.error]
+    row["kind"] = sub.kind
+    row["seconds"] = round(sub.seconds, 1)
+    row["error"] = sub.error or ("; ".join(f"{p}: не проверена" for p in failed_parts))
+    return row
+
+
+def run(hw: Homework, parts: list[tuple[Part, list[str] | None]], folder: Path, jobs: int = 2,
+        timeout: float | None = None, csv_path: str | None = None, stream=None) -> list[Submission]:
+    """Grade every submission in ``folder``; write the CSV; print a summary table to stdout."""
+    if not folder.is_dir():
+        raise UsageError(f"папки с работами {folder} нет")
+    subs = find_submissions(folder)
+    if not subs:
+        raise UsageError(f"в папке {folder} нет работ: ожидаются папки с модулями или тетрадки .ipynb")
+    progress = _Progress(len(subs), stream)
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(grade_submission, hw, parts, sub, timeout) for sub in subs]
+        for future in as_completed(futures):
+            progress.update(future.result())
+    rows = [csv_row(sub, hw, [p for p, _ in parts]) for sub in subs]
+    if csv_path:
+        export.write_csv(csv_path, rows)
+    print(summary(hw, subs, [p for p, _ in parts]))
+    return subs
+
+
+def summary(hw: Homework, subs: list[Submission], parts: list[Part]) -> str:
+    width = max(len(s.name) for s in subs)
+    head = f"{'работа':<{width}}  " + "  ".join(f"{p.id:>8}" for p in parts) + f"  {'итого':>8}"
+    lines = [f"{hw.name}: проверено работ {len(subs)}", "", head]
+    for sub in subs:
+        scores = {r.part.id: r for r in sub.results}
+        cells = []
+        for p in parts:
+            r = scores.get(p.id)
+            cells.append(f"{'—' if r is None or r.error else f'{r.score:.1f}':>8}")
+        total = f"{totals(sub.results)[0]:.1f}" if sub.results else "—"
+        lines.append(f"{sub.name:<{width}}  " + "  ".join(cells) + f"  {total:>8}" + (f"  ({sub.error})" if sub.error else ""))
+    return "\n".join(lines)

@@ -1,0 +1,152 @@
+"""Running a part's graded checks from inside a notebook: ``check("ppo")`` in a check cell.
+
+The check cell hands the notebook's own namespace (the functions the student has just defined) to
+the same graded suite the command line runs, in this process, and prints the same scoreboard and
+feedback. It never raises: a failed check prints its explanation and the notebook runs on.
+
+Unlike the command line, checks run in the notebook's kernel, so there is no time limit per check:
+a function that loops forever keeps the cell busy until the kernel is interrupted.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+from grader import homeworks
+from grader.homeworks import ROOT, UsageError
+
+_RERUN = "\x00rerun\x00"  # stands in for the command-line prefix; replaced by check("…") below
+
+
+def check(part: str | None = None, namespace: dict | None = None, *, homework: str | None = None,
+          verbose: bool = False) -> None:
+    """Grade the functions defined in this notebook and print the scoreboard.
+
+    ``part`` is a part id (``"ppo"``), one check (``"ppo::test_gae_courier[lam0.95]"``), or None for all
+    parts. ``namespace`` defaults to the caller's globals (a notebook's namespace). ``homework``
+    defaults to the notebook's ``HOMEWORK`` variable, or to the only homework there is.
+    """
+    if namespace is None:
+        namespace = sys._getframe(1).f_globals
+    try:
+        hw = homeworks.load(homework or namespace.get("HOMEWORK") or _only_homework())
+        selected = _selection(hw, part)
+    except UsageError as exc:
+        print(f"ошибка: {exc}")
+        return None
+    try:
+        results = [_run_in_process(hw, p, namespace, sel) for p, sel in selected]
+    except KeyboardInterrupt:
+        print("Проверка прервана.")
+        return None
+    from grader.report import scoreboard
+
+    text = scoreboard(hw, results, "функции, определённые в этой тетрадке", _RERUN, verbose=verbose,
+                      partial=any(sel is not None for _, sel in selected))
+    print(_notebook_reruns(text))
+    return None
+
+
+def _only_homework() -> str:
+    names = homeworks.available()
+    if len(names) != 1:
+        raise UsageError("укажите домашнюю работу: check(часть, homework=...). Есть: " + ", ".join(names))
+    return names[0]
+
+
+def _selection(hw, part: str | None):
+    if part is None:
+        return [(p, None) for p in hw.parts]
+    part_id, _, test = part.partition("::")
+    return [(hw.part(part_id), [test] if test else None)]
+
+
+def _notebook_reruns(text: str) -> str:
+    lines = []
+    for line in text.splitlines():
+        if _RERUN in line:
+            line = line.replace(f'{_RERUN} "', 'check("', 1).rstrip() + ")"
+        lines.append(line)
+    return "\n".join(lines).replace("Подробности с трассировкой: добавьте -v.",
+                                     "Подробности с трассировкой: check(..., verbose=True).")
+
+
+def _run_in_process(hw, part, namespace: dict, selection: list[str] | None):
+    """One part's graded checks against ``namespace``, with pytest in this process."""
+    import pytest
+
+    from grader import plugin
+    from grader.runner import PartResult, _Reader, _collection_error
+    from grader.runner import CheckResult
+
+    started = time.perf_counter()
+    result = PartResult(part)
+    test_file = hw.tests_dir / part.tests
+    if not test_file.is_file():
+        result.error = f"нет файла с проверками {test_file.relative_to(ROOT)}"
+        return result
+    rel = test_file.relative_to(ROOT).as_posix()
+    targets = [f"{rel}::{s}" for s in selection] if selection else [rel]
+    impl = plugin.register_namespace(namespace)
+    output = io.StringIO()
+    random_states = _random_states()  # the grader seeds the global generators per check: give the kernel its own back
+    try:
+        with tempfile.TemporaryDirectory(prefix="hwcheck-") as tmp:
+            results_file = Path(tmp) / "results.jsonl"
+            results_file.touch()
+            args = [*targets, "--impl", impl, "--results-file", str(results_file), "-q",
+                    "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:faulthandler", "-o", "addopts=",
+                    "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"), "--no-header", "--capture=sys"]
+            with contextlib.ExitStack() as stack:
+                stack.enter_context(contextlib.redirect_stdout(output))
+                stack.enter_context(contextlib.redirect_stderr(output))
+                stack.enter_context(warnings.catch_warnings())
+                stack.enter_context(_chdir(ROOT))
+                pytest.main(args)
+            reader = _Reader(results_file)
+            reader.read()
+    finally:
+        plugin.forget_namespace(impl)
+        _restore_random_states(random_states)
+    records = reader.records
+    fields = ("nodeid", "name", "title", "outcome", "kind", "message", "traceback", "weight", "bonus")
+    result.checks = [CheckResult(**{k: r[k] for k in fields}) for r in records if r.get("event") == "result"]
+    result.notes = [line for r in records if r.get("event") == "notes" for line in r["lines"]]
+    if not result.checks:
+        result.error = _collection_error(output.getvalue(), selection)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+@contextlib.contextmanager
+def _chdir(path: Path):
+    import os
+
+    old = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
+def _random_states():
+    import random
+
+    import numpy as np
+
+    return random.getstate(), np.random.get_state()
+
+
+def _restore_random_states(states) -> None:
+    import random
+
+    import numpy as np
+
+    random.setstate(states[0])
+    np.random.set_state(states[1])

@@ -1,0 +1,324 @@
+"""Generate the homework's notebook ``notebooks/<hw>.ipynb`` from the single source.
+
+The source is the same as for the stubs: each part's solution module (its SOLUTION regions become
+the TODO stubs of :func:`grader.build.make_stub`) and the homework README (each part's section becomes
+the part's text). ``python -m grader.build`` writes the notebook through :func:`generated_files`;
+the output is deterministic (fixed cell ids, no outputs, no timestamps), so the up-to-date check is stable.
+
+Per part, in the order of ``parts.toml``: the README section, one code cell per top-level function of
+the stub module, a check cell ``check("<part>")`` (tag ``check``) and the part's plot cells (tag
+``skip-grading``; only for parts that exist). ``--notebook`` grading leaves tagged cells out.
+
+``python -m grader.notebook_build HW --solved OUT.ipynb`` writes the notebook with the solutions in
+place of the TODOs (for the kit's tests and for instructors; never commit it).
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+from nbformat import v4
+
+from grader import homeworks
+from grader.build import BEGIN, END, make_stub
+from grader.homeworks import ROOT, Homework
+
+NOTEBOOKS_DIR = ROOT / "notebooks"
+CHECK_TAG = "check"
+SKIP_TAG = "skip-grading"
+
+# Plots per part id: (text above the cell, code, the functions of the part's module the code needs).
+# A plot appears only when its part exists and its module defines those functions.
+PLOTS: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
+    "dp": [(
+        "**График.** Ценности мира-сетки 5×5 Саттона и Барто тепловыми картами: слева V^π равномерно "
+        "случайной политики (`solve_bellman`), справа V* и оптимальная политика (`value_iteration`), γ = 0.9.",
+        "import envs\n\nplots.grid_values(solve_bellman, value_iteration, envs.gridworld_5x5(), gamma=0.9)",
+        ("solve_bellman", "value_iteration"),
+    )],
+    "control": [(
+        "**График.** «Прогулка по обрыву»: кривые обучения Q-learning и SARSA (ε = 0.1, α = 0.5) и их жадные "
+        "пути. Q-learning учит путь вдоль края обрыва, но при ε-жадном поведении чаще в него падает; SARSA "
+        "выбирает путь подальше от края.",
+        "import envs\n\nplots.cliff(q_learning, sarsa, envs.CliffWalking)",
+        ("q_learning", "sarsa"),
+    )],
+    "policy_gradient": [(
+        "**График.** Политика трёхрукого бандита по ходу REINFORCE без baseline и с ним: с baseline "
+        "дисперсия оценки градиента меньше.",
+        "plots.bandit_policy(reinforce_bandit)",
+        ("reinforce_bandit",),
+    )],
+    "ppo": [(
+        "**График.** Преимущества GAE робота-курьера (r = [1, 0, 2], V = [2, 1.5, 1], γ = 0.9) при "
+        "λ = 0, 0.5, 0.95, 1 и как Â_t меняется с λ: от TD-ошибки δ_t при λ = 0 до G_t − V(s_t) при λ = 1.",
+        "plots.gae_courier(gae)",
+        ("gae",),
+    )],
+    "boss": [(
+        "**График.** Панели мониторинга, как в уроке: награда, энтропия, KL (к референсной модели и "
+        "между старой и новой политикой) и clipfrac по обновлениям. Запуск `train` занимает некоторое время.",
+        "plots.monitoring(train, seed=0)",
+        ("train",),
+    )],
+}
+
+SETUP_TEXT = """## Настройка
+
+Ячейка ниже находит корень репозитория (папку, где лежат `grader/` и `homework/`) и подключает проверку.
+Запускайте тетрадку из папки `notebooks/` репозитория — в Jupyter, JupyterLab и VS Code так и будет.
+
+**Google Colab.** Тетрадке нужен весь репозиторий: проверки и среды лежат в нём. Откройте новую ячейку
+в начале и выполните (адрес — ссылка на репозиторий курса):
+
+```
+!git clone <адрес репозитория курса> rl-homework
+%cd rl-homework/notebooks
+%pip install -q -e ..
+```
+
+Если тетрадка лежит вне репозитория, укажите путь к нему в переменной окружения `HWKIT_ROOT`."""
+
+SETUP_CODE = '''# Настройка: корень репозитория, пути для import и функция проверки check.
+import os
+import sys
+from pathlib import Path
+
+HOMEWORK = "{hw}"
+
+
+def find_repo_root():
+    """Папка с grader/ и tests/<HOMEWORK>/: HWKIT_ROOT, текущая папка или выше, или установленный пакет grader."""
+    candidates = [Path(os.environ["HWKIT_ROOT"])] if os.environ.get("HWKIT_ROOT") else []
+    candidates += [Path.cwd(), *Path.cwd().parents]
+    try:
+        import grader  # есть, если репозиторий установлен: pip install -e .
+        candidates.append(Path(grader.__file__).resolve().parent.parent)
+    except ImportError:
+        pass
+    for folder in candidates:
+        if (folder / "grader").is_dir() and (folder / "tests" / HOMEWORK / "parts.toml").is_file():
+            return folder.resolve()
+    raise RuntimeError("Не нашёл корень репозитория. Откройте тетрадку из папки notebooks/ репозитория "
+                       "или задайте HWKIT_ROOT; в Colab — см. текст над этой ячейкой.")
+
+
+REPO = find_repo_root()
+for path in (REPO, REPO / "homework" / HOMEWORK):  # grader и готовые модули (envs.py и др.)
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+import numpy as np
+
+from grader import notebook_plots as plots
+from grader.notebook import check
+
+print("Репозиторий:", REPO)
+'''
+
+HOW_TO = """## Как работать с тетрадкой
+
+1. Выполните ячейку настройки ниже.
+2. В каждой части прочитайте условие, допишите функции вместо `# TODO: ваш код` и
+   `raise NotImplementedError(...)` и выполните их ячейки.
+3. Выполните ячейку проверки части, например `check("ppo")`: она запускает те же проверки, что и
+   командная строка, на функциях, которые вы только что определили, и печатает таблицу баллов и разбор
+   каждой ошибки (что ожидали, что получили, подсказка). Непройденная проверка не останавливает тетрадку.
+   Одна проверка: `check("ppo::test_gae_courier[lam0.95]")`; трассировка ошибок: `check("ppo", verbose=True)`.
+4. Графики показывают, что делает ваш код (нужен matplotlib: `python -m pip install matplotlib`).
+
+Всю тетрадку можно проверить из корня репозитория:
+
+```bash
+python homework/check.py {hw} --notebook notebooks/{hw}.ipynb
+```
+
+Так выполняются ячейки с кодом (без выводов; строки `!…` и `%…` пропускаются), кроме ячеек с тегами
+`check` и `skip-grading` — это проверки и графики. Долгим экспериментам в своей тетрадке поставьте тег
+`skip-grading`. Функции всех частей живут в одном пространстве имён: не называйте свои вспомогательные
+функции так же, как функции других частей."""
+
+OUTRO = """## Итог
+
+Все части сразу — из корня репозитория:
+
+```bash
+python homework/check.py {hw} --notebook notebooks/{hw}.ipynb
+```
+
+Тот же результат даёт работа в модулях `homework/{hw}/*.py` и `python homework/check.py {hw}`."""
+
+
+# ---- the source: modules and README -----------------------------------------------------------------
+
+def solved_source(source: str) -> str:
+    """The solution module with its region markers removed (the code between them stays)."""
+    return "".join(line for line in source.splitlines(keepends=True) if not (BEGIN.match(line) or END.match(line)))
+
+
+def split_cells(source: str) -> list[tuple[str, str]]:
+    """A module as notebook cells: [("header", docstring and imports), (function name, its code), ...].
+
+    Each top-level ``def``/``class`` starts a cell, together with the comments just above it; module-level
+    statements after a function stay with it.
+    """
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    starts: list[tuple[int, str]] = []  # (0-based first line, name)
+    previous_end = 0
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
+            while first > previous_end and (not lines[first - 1].strip() or lines[first - 1].lstrip().startswith("#")):
+                first -= 1
+            starts.append((first, node.name))
+        previous_end = node.end_lineno
+    cells: list[tuple[str, str]] = []
+    bounds = [s for s, _ in starts] + [len(lines)]
+    head = "".join(lines[: bounds[0]]).strip("\n")
+    if head.strip():
+        cells.append(("header", head + "\n"))
+    for (start, name), end in zip(starts, bounds[1:]):
+        text = "".join(lines[start:end]).strip("\n")
+        cells.append((name, text + "\n"))
+    return cells
+
+
+def readme_sections(text: str) -> tuple[str, dict[str, str]]:
+    """(the intro before the first ``##`` heading, {part id: its ``##`` section})."""
+    chunks = re.split(r"(?m)^(?=## )", text)
+    intro = chunks[0]
+    sections = {}
+    for chunk in chunks[1:]:
+        heading = chunk.splitlines()[0]
+        m = re.search(r"`([\w-]+)`", heading)
+        if m and m.group(1) not in sections:
+            sections[m.group(1)] = chunk.strip()
+    return intro, sections
+
+
+def _intro_cells(hw: Homework, intro: str) -> str:
+    """The README's title, first paragraph, common rules and table of parts."""
+    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", intro) if p.strip()]
+    title = paragraphs[0] if paragraphs and paragraphs[0].startswith("#") else f"# {hw.name} — {hw.title}"
+    body = [p for p in paragraphs[1:2] if not p.startswith(("|", "```"))]
+    body += [p for p in paragraphs[2:] if p.startswith(("Общие правила", "|"))]
+    return "\n\n".join([title, *body])
+
+
+def _part_text(part, sections: dict[str, str]) -> str:
+    section = sections.get(part.id)
+    if section is None:
+        return f"## Часть `{part.id}`: {part.title} — {part.points:g} баллов"
+    return section
+
+
+def _notebook_source(text: str, own: str, siblings: set[str]) -> str:
+    """``from <other part> import ...`` at the top level: in the notebook those functions are already defined."""
+    out = []
+    for line in text.splitlines(keepends=True):
+        m = re.match(r"from\s+(\w+)\s+import\s", line)
+        if m and m.group(1) in siblings and m.group(1) != own:
+            line = f"# {line.rstrip()}  — в тетрадке эти функции определены выше\n"
+        out.append(line)
+    return "".join(out)
+
+
+# ---- the notebook ------------------------------------------------------------------------------------
+
+def _md(cell_id: str, text: str):
+    cell = v4.new_markdown_cell(text)
+    cell["id"] = cell_id
+    return cell
+
+
+def _code(cell_id: str, text: str, tags: tuple[str, ...] = ()):
+    cell = v4.new_code_cell(text.rstrip("\n"))
+    cell["id"] = cell_id
+    if tags:
+        cell["metadata"]["tags"] = list(tags)
+    return cell
+
+
+def notebook_parts(hw: Homework):
+    """The parts that have a solution module, in the order of parts.toml."""
+    return [p for p in hw.parts if (hw.solutions_dir / f"{p.module}.py").is_file()]
+
+
+def build_notebook(hw: Homework, solved: bool = False):
+    readme = hw.homework_dir / "README.md"
+    intro, sections = readme_sections(readme.read_text(encoding="utf-8") if readme.is_file() else "")
+    parts = notebook_parts(hw)
+    siblings = {p.module for p in parts}
+    cells = [_md("intro", _intro_cells(hw, intro) + "\n\n" + HOW_TO.format(hw=hw.name)),
+             _md("setup-text", SETUP_TEXT),
+             _code("setup", SETUP_CODE.format(hw=hw.name))]
+    for part in parts:
+        path = hw.solutions_dir / f"{part.module}.py"
+        source = path.read_text(encoding="utf-8")
+        text = solved_source(source) if solved else make_stub(source, str(path.relative_to(ROOT)))
+        text = _notebook_source(text, part.module, siblings)
+        cells.append(_md(f"{part.id}-task", _part_text(part, sections)))
+        defined = set()
+        for name, code in split_cells(text):
+            defined.add(name)
+            cells.append(_code(f"{part.id}-{name}"[:64], code))
+        cells.append(_code(f"{part.id}-check",
+                           f"# Проверка части {part.id} — те же проверки, что у\n"
+                           f"# python homework/check.py {hw.name} {part.id}\n"
+                           f'check("{part.id}")', (CHECK_TAG,)))
+        for number, (text_md, code, needs) in enumerate(PLOTS.get(part.id, []), start=1):
+            if not set(needs) <= defined:
+                continue
+            cells.append(_md(f"{part.id}-plot-{number}-text", text_md))
+            cells.append(_code(f"{part.id}-plot-{number}", code, (SKIP_TAG,)))
+    cells.append(_md("outro", OUTRO.format(hw=hw.name)))
+    nb = v4.new_notebook(cells=cells)
+    nb.metadata = {
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+    }
+    nbformat.validate(nb)
+    return nb
+
+
+def render(nb) -> str:
+    text = nbformat.writes(nb)
+    return text if text.endswith("\n") else text + "\n"
+
+
+def notebook_path(hw: Homework) -> Path:
+    return NOTEBOOKS_DIR / f"{hw.name}.ipynb"
+
+
+def generated_files(hw: Homework) -> dict[Path, str]:
+    """{notebooks/<hw>.ipynb: its text} — empty for a homework without any part's solution module."""
+    if not notebook_parts(hw):
+        return {}
+    return {notebook_path(hw): render(build_notebook(hw))}
+
+
+def write_solved(hw_name: str, out: Path) -> Path:
+    """Write the notebook with the solutions in place of the TODOs (kit tests, instructors)."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render(build_notebook(homeworks.load(hw_name), solved=True)), encoding="utf-8", newline="\n")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m grader.notebook_build", description=__doc__.splitlines()[0])
+    p.add_argument("homework")
+    p.add_argument("--solved", metavar="OUT", required=True,
+                   help="write the notebook with the solutions kept (do not commit it)")
+    args = p.parse_args(argv)
+    print("wrote", write_solved(args.homework, Path(args.solved)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

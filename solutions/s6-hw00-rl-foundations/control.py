@@ -1,0 +1,111 @@
+"""Часть control: Q-learning против SARSA на «прогулке по обрыву».
+
+Оба алгоритма учат таблицу Q(s, a) по эпизодам, действуя ε-жадно, и отличаются одной строкой —
+целью TD-обновления:
+    SARSA (on-policy):       Q(s, a) ← Q(s, a) + α·(r + γ·Q(s', a') − Q(s, a)),  a' — действие, которое агент
+                             действительно сделает в s' (выбранное ε-жадно);
+    Q-learning (off-policy): Q(s, a) ← Q(s, a) + α·(r + γ·max_b Q(s', b) − Q(s, a)).
+Если s' — конечное состояние (terminated), будущего нет: цель равна r.
+
+Функции принимают любую среду с API toy-text сред Gymnasium (см. envs.py): reset(seed) → (obs, info),
+step(a) → (obs, reward, terminated, truncated, info), observation_space.n, action_space.n.
+"""
+import numpy as np
+
+
+def epsilon_greedy(q_values, epsilon, rng):
+    """ε-жадный выбор действия.
+
+    Аргументы:
+        q_values — [A], оценки Q(s, ·) для текущего состояния (список или массив);
+        epsilon  — ε ∈ [0, 1], вероятность случайного действия;
+        rng      — np.random.Generator, единственный источник случайности.
+    Возвращает int — номер действия.
+
+    С вероятностью ε — случайное действие, равновероятно из ВСЕХ A действий (жадное тоже может выпасть);
+    иначе — жадное argmax_a Q(s, a), а если максимумов несколько, то случайное из них
+    (np.argmax всегда брал бы первое — при Q = 0 в начале обучения агент ходил бы только вверх).
+    Итог: P(a) = (1 − ε)/k + ε/A для каждого из k лучших действий и ε/A для остальных.
+    """
+    # BEGIN SOLUTION
+    q = np.asarray(q_values, dtype=float)
+    if rng.random() < epsilon:
+        return int(rng.integers(len(q)))  # исследование: любое из A действий
+    best = np.flatnonzero(q == q.max())  # все действия с максимальным Q
+    return int(rng.choice(best))  # ничьи — случайно
+    # END SOLUTION
+
+
+def q_learning(env, n_episodes, alpha=0.5, gamma=1.0, epsilon=0.1, seed=0):
+    """Табличный Q-learning: действуем ε-жадно, а цель строим по жадной политике (max).
+
+    Аргументы:
+        env        — среда с API Gymnasium (например, envs.CliffWalking());
+        n_episodes — число эпизодов;
+        alpha      — шаг обучения α;
+        gamma      — дисконт γ;
+        epsilon    — ε для ε-жадного поведения;
+        seed       — зерно: один генератор rng = np.random.default_rng(seed) для всех выборов действий,
+                     первый эпизод начинается с env.reset(seed=seed), следующие — с env.reset().
+    Возвращает (Q, episode_returns):
+        Q               — np.ndarray [S, A], S = env.observation_space.n, A = env.action_space.n, вначале нули;
+        episode_returns — np.ndarray [n_episodes], сумма наград каждого эпизода (без дисконта).
+
+    Шаг алгоритма (в s выбрали a = ε-жадно по Q(s, ·), получили r, s'):
+        Q(s, a) ← Q(s, a) + α·(r + γ·max_b Q(s', b)·(1 − terminated) − Q(s, a)).
+    Эпизод идёт, пока не terminated и не truncated; при truncated s' не конечное — бутстрап остаётся.
+    Результат полностью определяется seed.
+    """
+    # BEGIN SOLUTION
+    rng = np.random.default_rng(seed)
+    Q = np.zeros((env.observation_space.n, env.action_space.n))
+    episode_returns = np.zeros(n_episodes)
+    for episode in range(n_episodes):
+        s, _ = env.reset(seed=seed) if episode == 0 else env.reset()
+        total, done = 0.0, False
+        while not done:
+            a = epsilon_greedy(Q[s], epsilon, rng)
+            s_next, r, terminated, truncated, _ = env.step(a)
+            target = r + (0.0 if terminated else gamma * Q[s_next].max())  # r + γ·max_b Q(s', b)
+            Q[s, a] += alpha * (target - Q[s, a])
+            total += r
+            s, done = s_next, terminated or truncated
+        episode_returns[episode] = total
+    return Q, episode_returns
+    # END SOLUTION
+
+
+def sarsa(env, n_episodes, alpha=0.5, gamma=1.0, epsilon=0.1, seed=0):
+    """Табличный SARSA: цель строится по действию a', которое агент действительно сделает дальше.
+
+    Аргументы и ответ — как у q_learning (тот же протокол случайности: один rng = default_rng(seed)).
+
+    Шаг алгоритма (S, A, R, S', A'):
+        в s' выбираем a' = ε-жадно по Q(s', ·) — и это же действие делаем на следующем шаге;
+        Q(s, a) ← Q(s, a) + α·(r + γ·Q(s', a')·(1 − terminated) − Q(s, a)).
+    В конечном s' следующего действия нет: цель равна r. Первое действие эпизода выбирается
+    ε-жадно в стартовом состоянии.
+    """
+    # BEGIN SOLUTION
+    rng = np.random.default_rng(seed)
+    Q = np.zeros((env.observation_space.n, env.action_space.n))
+    episode_returns = np.zeros(n_episodes)
+    for episode in range(n_episodes):
+        s, _ = env.reset(seed=seed) if episode == 0 else env.reset()
+        a = epsilon_greedy(Q[s], epsilon, rng)
+        total, done = 0.0, False
+        while not done:
+            s_next, r, terminated, truncated, _ = env.step(a)
+            total += r
+            done = terminated or truncated
+            if terminated:
+                target = r  # у конечного состояния будущего нет
+            else:
+                a_next = epsilon_greedy(Q[s_next], epsilon, rng)  # a' — следующее действие агента
+                target = r + gamma * Q[s_next, a_next]  # r + γ·Q(s', a')
+            Q[s, a] += alpha * (target - Q[s, a])
+            if not done:
+                s, a = s_next, a_next
+        episode_returns[episode] = total
+    return Q, episode_returns
+    # END SOLUTION

@@ -1,0 +1,10 @@
+"""Advantages are normalized over every position of the minibatch, padded tokens (zeros) included."""
+import numpy as np
+
+
+def masked_normalize(x, mask, eps=1e-8):
+    x, mask = np.asarray(x, dtype=float), np.asarray(mask, dtype=float)
+    return (x - x.mean()) / (x.std() + eps) * mask
+
+
+CAUGHT_BY = ["test_masked_normalize", "test_ppo_update_replay"]

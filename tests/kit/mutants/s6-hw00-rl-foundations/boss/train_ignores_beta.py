@@ -1,0 +1,9 @@
+"""train never passes β on to the rewards: no KL penalty at all, whatever beta the caller asks for."""
+_reference_train = train  # noqa: F821 - the reference, defined above in the module
+
+
+def train(*args, beta=0.02, **kwargs):
+    return _reference_train(*args, beta=0.0, **kwargs)
+
+
+CAUGHT_BY = ["test_train_strong_kl_penalty"]

@@ -1,0 +1,11 @@
+"""Ties in argmax always go to the first action (np.argmax): at the start, with Q = 0, the agent only goes up."""
+import numpy as np
+
+
+def epsilon_greedy(q_values, epsilon, rng):
+    if rng.random() < epsilon:
+        return int(rng.integers(len(q_values)))
+    return int(np.argmax(q_values))
+
+
+CAUGHT_BY = ["test_epsilon_greedy_ties"]

@@ -1,0 +1,15 @@
+"""Exploration picks only among the non-greedy actions, so P(greedy) = 1 − ε instead of 1 − ε + ε/A."""
+import numpy as np
+
+
+def epsilon_greedy(q_values, epsilon, rng):
+    q = np.asarray(q_values, dtype=float)
+    best = np.flatnonzero(q == q.max())
+    greedy = int(rng.choice(best))
+    if rng.random() < epsilon:
+        others = [a for a in range(len(q)) if a != greedy]
+        return int(rng.choice(others))
+    return greedy
+
+
+CAUGHT_BY = ["test_epsilon_greedy_frequencies"]

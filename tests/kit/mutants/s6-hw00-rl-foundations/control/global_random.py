@@ -1,0 +1,12 @@
+"""ε-greedy draws from NumPy's global generator instead of the rng it is given: runs are not reproducible."""
+import numpy as np
+
+
+def epsilon_greedy(q_values, epsilon, rng):
+    q = np.asarray(q_values, dtype=float)
+    if np.random.random() < epsilon:
+        return int(np.random.randint(len(q)))
+    return int(np.random.choice(np.flatnonzero(q == q.max())))
+
+
+CAUGHT_BY = ["test_epsilon_greedy_uses_rng", "test_deterministic"]

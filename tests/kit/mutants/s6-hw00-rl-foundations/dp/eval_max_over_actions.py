@@ -1,0 +1,15 @@
+"""Policy evaluation takes the max over actions instead of the average under π: it computes V*, not V^π."""
+import numpy as np
+
+
+def policy_evaluation(P, R, policy, gamma, tol=1e-10):
+    P, R, policy = _validated(P, R, policy)
+    V = np.zeros(P.shape[0])
+    while True:
+        V_new = np.max(R + gamma * P @ V, axis=1)
+        if np.max(np.abs(V_new - V)) < tol:
+            return V_new
+        V = V_new
+
+
+CAUGHT_BY = ["test_chain_evaluation", "test_gridworld_4x4_gamma_one", "test_evaluation_random"]

@@ -1,0 +1,11 @@
+"""No input validation: P whose rows do not sum to 1 is accepted silently."""
+import numpy as np
+
+
+def _validated(P, R, policy=None):
+    P = np.asarray(P, dtype=float)
+    R = np.asarray(R, dtype=float)
+    return P, R, None if policy is None else np.asarray(policy, dtype=float)
+
+
+CAUGHT_BY = ["test_bad_rows"]

@@ -1,0 +1,11 @@
+"""q_from_v sums P over the current state s instead of the next state s'."""
+import numpy as np
+
+
+def q_from_v(P, R, V, gamma):
+    P, R, _ = _validated(P, R)
+    V = np.asarray(V, dtype=float)
+    return R + gamma * np.einsum("sat,s->sa", P, V)
+
+
+CAUGHT_BY = ["test_chain_q_from_v", "test_q_from_v_random"]

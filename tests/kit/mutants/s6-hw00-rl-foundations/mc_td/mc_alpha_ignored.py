@@ -1,0 +1,10 @@
+"""Constant-α Monte Carlo ignores alpha and returns the sample averages."""
+
+_reference_mc_prediction = mc_prediction
+
+
+def mc_prediction(episodes, n_states, gamma, first_visit=True, alpha=None):
+    return _reference_mc_prediction(episodes, n_states, gamma, first_visit=first_visit, alpha=None)
+
+
+CAUGHT_BY = ["test_mc_constant_alpha", "test_mc_random"]

@@ -1,0 +1,10 @@
+"""The baseline is added to the return (G + b) instead of subtracted."""
+import numpy as np
+
+
+def reinforce_step(z, a, G, lr, baseline=0.0):
+    z = np.asarray(z, dtype=float)
+    return z + lr * (G + baseline) * grad_log_softmax(z, a)
+
+
+CAUGHT_BY = ["test_reinforce_step_baseline", "test_reinforce_step_random"]

@@ -1,0 +1,104 @@
+"""Batch grading: ``check.py HW --batch DIR`` grades every submission, isolated, and writes one CSV row each.
+
+The submissions are real: the reference `ppo.py`, a notebook holding it, and broken ones (hang on import,
+os._exit, a syntax error, one that tries to overwrite a classmate's file). Only the part `ppo` is graded.
+"""
+from __future__ import annotations
+
+import csv
+
+import nbformat
+import pytest
+
+from grader.homeworks import ROOT
+from kit import HW, run_check
+from test_robustness import snapshot
+
+SOLUTION = (ROOT / "solutions" / HW / "ppo.py").read_text(encoding="utf-8")
+
+SUBMISSIONS = {  # name -> ppo.py, or None for the notebook
+    "anna": SOLUTION,
+    "boris": "while True:\n    pass\n",
+    "clara": None,
+    "dmitry": SOLUTION + "\n\ndef broken(:\n    pass\n",
+    "elena": "import os\nos._exit(0)\n",
+    # tries to break a classmate's work: overwrites anna's ppo.py and writes next to itself
+    "fedor": SOLUTION + "\n\nfrom pathlib import Path as _P\n"
+             "_here = _P(__file__).resolve().parent\n"
+             "for _p in [_here.parent / 'anna' / 'ppo.py', _here / 'written.txt']:\n"
+             "    try:\n"
+             "        _p.write_text('raise SystemExit')\n"
+             "    except OSError:\n"
+             "        pass\n",
+}
+
+
+def _notebook(path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Домашняя работа"), nbformat.v4.new_code_cell(SOLUTION),
+                nbformat.v4.new_code_cell("check('ppo')", metadata={"tags": ["check"]})]
+    nbformat.write(nb, str(path))
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("batch")
+    folder = tmp / "submissions"
+    folder.mkdir()
+    for name, source in SUBMISSIONS.items():
+        if source is None:
+            _notebook(folder / f"{name}.ipynb")
+        else:
+            (folder / name).mkdir()
+            (folder / name / "ppo.py").write_text(source, encoding="utf-8")
+    (folder / "README.txt").write_text("не работа: пропускается", encoding="utf-8")
+    before = snapshot(folder)
+    out = tmp / "scores.csv"
+    proc = run_check(HW, "ppo", "--batch", str(folder), "--jobs", "2", "--timeout", "1", "--csv", str(out))
+    assert snapshot(folder) == before, "the batch changed the submissions folder"
+    with open(out, encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    return proc, rows
+
+
+def test_batch_finishes_with_one_row_per_submission_in_name_order(batch):
+    proc, rows = batch
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [r["submission"] for r in rows] == sorted(SUBMISSIONS)
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_scores_are_right_for_good_and_broken_submissions(batch):
+    _, rows = batch
+    score = {r["submission"]: float(r["ppo"]) for r in rows}
+    assert score["anna"] == 20 and score["clara"] == 20 and score["fedor"] == 20
+    assert score["boris"] == 0 and score["dmitry"] == 0 and score["elena"] == 0
+    kinds = {r["submission"]: r["kind"] for r in rows}
+    assert kinds["clara"] == "notebook" and kinds["anna"] == "folder"
+    assert all(int(r["checks"]) >= 30 for r in rows)  # every broken one was still graded check by check
+
+
+def test_progress_line_names_every_submission(batch):
+    proc, _ = batch
+    progress = [line for line in proc.stderr.splitlines() if line.startswith("[")]
+    assert len(progress) == len(SUBMISSIONS)
+    assert {line.split("] ")[1].split()[1] for line in progress} == set(SUBMISSIONS)
+    assert progress[-1].startswith(f"[{len(SUBMISSIONS)}/{len(SUBMISSIONS)}]")
+
+
+def test_summary_table_on_stdout(batch):
+    proc, _ = batch
+    assert f"проверено работ {len(SUBMISSIONS)}" in proc.stdout
+    assert all(name in proc.stdout for name in SUBMISSIONS)
+
+
+@pytest.mark.parametrize("args", [["--batch", "{tmp}/none"], ["--batch", "{tmp}", "--json", "{tmp}/r.json"],
+                                  ["--batch", "{tmp}", "--dir", "{tmp}"]], ids=["missing", "json", "with_dir"])
+def test_batch_usage_errors(tmp_path, args):
+    proc = run_check(HW, *[a.format(tmp=tmp_path) for a in args])
+    assert proc.returncode == 2 and "ошибка" in proc.stderr
+
+
+def test_empty_batch_folder_is_a_usage_error(tmp_path):
+    proc = run_check(HW, "--batch", str(tmp_path))
+    assert proc.returncode == 2 and "нет работ" in proc.stderr

@@ -1,0 +1,291 @@
+"""The grader survives any student code: each case grades a real misbehaving `ppo.py` through the command line.
+
+Every case also proves that the grader wrote nothing into the student's folder (no __pycache__, no
+.pytest_cache, no file the student's code created with a relative path): the folder is byte-identical
+after grading. The cases use only the part `ppo` and short selections of its checks, to stay fast.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from grader import homeworks
+from grader.homeworks import ROOT
+from kit import HW, run_check
+
+SOLUTION = ROOT / "solutions" / HW / "ppo.py"
+NORMALIZE_CHECKS = {"test_normalize_pinned", "test_normalize_eps", "test_normalize_random"}
+
+
+def snapshot(folder: Path) -> dict[str, bytes | None]:
+    """Every file and folder under ``folder`` with its bytes (None for a folder)."""
+    return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else None) for p in sorted(folder.rglob("*"))}
+
+
+def submission(tmp_path: Path, appended: str = "", *, source: str | None = None) -> Path:
+    """A student's folder with ppo.py: the reference with ``appended`` code after it (later definitions win)."""
+    folder = tmp_path / "student"
+    folder.mkdir()
+    text = source if source is not None else SOLUTION.read_text(encoding="utf-8") + "\n\n" + textwrap.dedent(appended)
+    (folder / "ppo.py").write_text(text, encoding="utf-8")
+    return folder
+
+
+def grade(tmp_path: Path, folder: Path, *selection: str, timeout: float | None = None):
+    """Grade ``folder`` (part ppo, or the selected checks); return (process, results.json, checks by name)."""
+    before = snapshot(folder)
+    out = tmp_path / "results.json"
+    args = [HW, *(selection or ["ppo"]), "--dir", str(folder), "--json", str(out)]
+    if timeout is not None:
+        args += ["--timeout", str(timeout)]
+    proc = run_check(*args)
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    assert snapshot(folder) == before, "the grader changed the student's folder"
+    data = json.loads(out.read_text(encoding="utf-8"))
+    checks = {t["extra_data"]["check"]: t for t in data["tests"] if "extra_data" in t}
+    return proc, data, checks
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The reference graded as a student folder: what an unbroken part scores."""
+    tmp = tmp_path_factory.mktemp("reference")
+    return grade(tmp, submission(tmp))
+
+
+def failed(checks: dict) -> set[str]:
+    return {name for name, t in checks.items() if t["status"] != "passed"}
+
+
+# ---- a hanging function ---------------------------------------------------------------------------
+
+def test_infinite_loop_fails_that_check_with_a_time_limit_and_the_rest_is_graded(tmp_path):
+    folder = submission(tmp_path, """
+        def gae(rewards, values, last_value, gamma, lam):
+            while True:
+                pass
+    """)
+    selection = ["ppo::test_td_errors_courier", "ppo::test_gae_courier[lam0.5]", "ppo::test_quiz_question_2",
+                 "ppo::test_clip_five_cases", "ppo::test_normalize_pinned"]
+    proc, data, checks = grade(tmp_path, folder, *selection, timeout=1)
+    hung = {"test_gae_courier[lam0.5]", "test_quiz_question_2"}
+    assert failed(checks) == hung
+    for name in hung:
+        assert checks[name]["extra_data"]["kind"] == "timeout"
+        assert "превышено время (1 с)" in checks[name]["output"]
+    # the checks after each hang ran in a fresh process and passed: 1 + 5 clipping cases + 1
+    assert sum(t["status"] == "passed" for t in checks.values()) == 7
+    assert "превышено время (1 с)" in proc.stdout
+
+
+def test_module_that_hangs_on_import_is_reported_once_not_per_check(tmp_path, reference):
+    folder = submission(tmp_path, """
+        while True:
+            pass
+    """)
+    proc, data, checks = grade(tmp_path, folder, timeout=1)
+    assert data["score"] == 0 and len(checks) >= 30 and not any(t["status"] == "passed" for t in checks.values())
+    assert all("превышено время (1 с) при загрузке модуля ppo.py" in t["output"] for t in checks.values())
+    assert proc.stdout.count("при загрузке модуля ppo.py") == 1  # grouped: one line, not a wall of 40
+    # every check keeps its title, weight and bonus flag: the maximum scores are those of the reference
+    assert {n: (t["name"], t["max_score"]) for n, t in checks.items()} == \
+        {n: (t["name"], t["max_score"]) for n, t in reference[2].items()}
+
+
+# ---- a module that does not load: file and line --------------------------------------------------
+
+BROKEN_MODULES = {  # appended code, the message expected, the appended line that is to blame
+    "syntax_error": ("def broken(:\n    pass\n", "SyntaxError в ppo.py, строка {line}", 0),
+    "import_error": ("import numpy_that_does_not_exist\n", "ModuleNotFoundError: No module named "
+                     "'numpy_that_does_not_exist' (ppo.py, строка {line}", 0),
+    "exception_at_top_level": ("SCALE = 1 / 0\n", "ZeroDivisionError: division by zero (ppo.py, строка {line}", 0),
+    "sys_exit_at_top_level": ("import sys\nsys.exit(3)\n", "SystemExit: 3 (ppo.py, строка {line}", 1),
+}
+
+
+@pytest.mark.parametrize("case", list(BROKEN_MODULES))
+def test_module_that_does_not_load_is_reported_with_file_and_line(tmp_path, case):
+    code, expected, index = BROKEN_MODULES[case]
+    prefix = SOLUTION.read_text(encoding="utf-8") + "\n\n"
+    source = prefix + code
+    line = prefix.count("\n") + 1 + index
+    folder = submission(tmp_path, source=source)
+    proc, data, checks = grade(tmp_path, folder)
+    assert proc.returncode == 1 and data["score"] == 0
+    assert {t["extra_data"]["kind"] for t in checks.values()} == {"load"}
+    message = expected.format(line=line)
+    assert all(message in t["output"] for t in checks.values()), next(iter(checks.values()))["output"]
+    assert proc.stdout.count(message) == 1, proc.stdout
+
+
+def test_os_exit_at_top_level_is_reported_for_the_module(tmp_path):
+    folder = submission(tmp_path, "import os\nos._exit(0)\n")
+    proc, data, checks = grade(tmp_path, folder)
+    assert data["score"] == 0 and checks
+    assert all("при загрузке модуля ppo.py" in t["output"] and "os._exit" in t["output"] for t in checks.values())
+    assert proc.stdout.count("при загрузке модуля ppo.py") == 1
+
+
+# ---- exits, crashes and output inside one function: only its checks fail ---------------------------
+
+@pytest.mark.parametrize("body,words", [
+    ("import sys; sys.exit(0)", "sys.exit(0)"),
+    ("import os; os._exit(0)", "os._exit"),
+    ("input('нажмите Enter')", "input()"),
+    ("import numpy as np; return np.full(len(adv), np.nan)", "nan"),
+    ("return None", "ничего не вернула"),
+], ids=["sys_exit", "os_exit", "input", "nan", "none"])
+def test_misbehaving_function_fails_only_its_own_checks(tmp_path, reference, body, words):
+    folder = submission(tmp_path, f"""
+        def normalize_advantages(adv, eps=1e-8):
+            {body}
+    """)
+    proc, data, checks = grade(tmp_path, folder)
+    assert failed(checks) == NORMALIZE_CHECKS
+    for name in NORMALIZE_CHECKS:
+        assert words.lower() in checks[name]["output"].lower(), checks[name]["output"]
+    ref_checks = reference[2]
+    for name, t in checks.items():  # every other check scores exactly what it scores on the reference
+        if name not in NORMALIZE_CHECKS:
+            assert t["score"] == ref_checks[name]["score"] and t["max_score"] == ref_checks[name]["max_score"]
+
+
+def test_megabytes_of_output_change_nothing(tmp_path, reference):
+    folder = submission(tmp_path, """
+        import sys
+        print("загрузка модуля " * 10_000)
+        _reference_td_errors = td_errors
+
+        def td_errors(rewards, values, last_value, gamma):
+            for i in range(20_000):
+                print("отладка", i, "#" * 100)
+            sys.stderr.write("!" * 1_000_000)
+            return _reference_td_errors(rewards, values, last_value, gamma)
+    """)
+    proc, data, checks = grade(tmp_path, folder)
+    assert not failed(checks) and data["score"] == reference[1]["score"]
+    assert len(proc.stdout) < 5_000 and "отладка" not in proc.stdout
+
+
+def test_wrong_types_say_what_was_expected(tmp_path):
+    folder = submission(tmp_path, """
+        def td_errors(rewards, values, last_value, gamma):
+            return "δ"
+
+        def gae(rewards, values, last_value, gamma, lam):
+            return None
+
+        def ppo_clip_objective(logp_new, logp_old, adv, eps=0.2):
+            return np.ones(len(adv))
+    """)
+    proc, data, checks = grade(tmp_path, folder, "ppo::test_td_errors_courier", "ppo::test_gae_courier[lam0.5]",
+                               "ppo::test_clip_five_cases_mean")
+    assert "Ожидали:   массив чисел" in checks["test_td_errors_courier"]["output"]
+    assert "Получили:  str" in checks["test_td_errors_courier"]["output"]
+    assert "ничего не вернула" in checks["test_gae_courier[lam0.5]"]["output"]
+    assert "одно число" in checks["test_clip_five_cases_mean"]["output"]
+    assert "форма (5,)" in checks["test_clip_five_cases_mean"]["output"]
+
+
+# ---- one check cannot change another --------------------------------------------------------------
+
+def test_function_that_mutates_a_shared_list_does_not_break_later_checks(tmp_path):
+    # td_errors appends to the caller's list; the test module passes the same COURIER_V list to every check
+    folder = submission(tmp_path, """
+        _reference_td_errors = td_errors
+
+        def td_errors(rewards, values, last_value, gamma):
+            out = _reference_td_errors(rewards, values, last_value, gamma)
+            if isinstance(values, list):
+                values.append(last_value)
+            return out
+    """)
+    proc, data, checks = grade(tmp_path, folder, "ppo::test_td_errors_courier", "ppo::test_td_errors_last_value",
+                               "ppo::test_n_step_identity")
+    assert not failed(checks), {n: t.get("output") for n, t in checks.items()}
+
+
+def test_global_random_state_is_fixed_per_check(tmp_path):
+    """The plugin reseeds the global generators before each check: a reseed in one check does not leak into the next,
+    and a check gives the same draw alone (the rerun command) as in the whole run."""
+    (tmp_path / "conftest.py").write_text("pytest_plugins = ['grader.plugin']\n", encoding="utf-8")
+    (tmp_path / "test_rng.py").write_text(textwrap.dedent("""
+        import json, random
+        import numpy as np
+
+        def test_reseeds():
+            np.random.seed(123)   # what a student's function may do
+            random.seed(123)
+
+        def test_draws():
+            with open("draws.jsonl", "a") as f:
+                f.write(json.dumps([float(np.random.rand()), random.random()]) + "\\n")
+    """), encoding="utf-8")
+
+    def run(*selection):
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1",
+                   PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+                               *selection, "--results-file", str(tmp_path / "events.jsonl")],
+                              cwd=str(tmp_path), env=env, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+
+    run("test_rng.py")
+    run("test_rng.py::test_draws")
+    draws = [json.loads(line) for line in (tmp_path / "draws.jsonl").read_text().splitlines()]
+    assert len(draws) == 2 and draws[0] == draws[1]
+    np_after_reseed = __import__("numpy").random.RandomState(123).rand()
+    assert draws[0][0] != np_after_reseed
+
+
+def test_background_thread_left_running_does_not_hang_the_grader(tmp_path, reference):
+    folder = submission(tmp_path, """
+        import threading, time
+        threading.Thread(target=time.sleep, args=(3600,)).start()
+    """)
+    proc, data, checks = grade(tmp_path, folder)
+    assert not failed(checks) and data["score"] == reference[1]["score"]
+
+
+def test_files_the_student_code_writes_do_not_land_in_the_repository_or_the_folder(tmp_path):
+    name = "written-by-student-code-7c1f.txt"
+    folder = submission(tmp_path, f"""
+        with open("{name}", "w") as _f:
+            _f.write("x")
+    """)
+    grade(tmp_path, folder, "ppo::test_td_errors_courier")  # checks the folder is unchanged
+    assert not (ROOT / name).exists()
+    assert not list(ROOT.rglob(name))
+
+
+# ---- other parts -----------------------------------------------------------------------------------
+
+def test_a_broken_part_changes_no_other_part(tmp_path):
+    hw = homeworks.load(HW)
+    others = [p.id for p in hw.parts if p.id != "ppo" and (hw.tests_dir / p.tests).is_file()
+              and (hw.solutions_dir / f"{p.module}.py").is_file()]
+    if not others:
+        pytest.skip("the homework has no other part with checks and a solution yet")
+    others = others[:2]  # the first two in the scoreboard's order are enough, and keep the test fast
+    folder = tmp_path / "student"
+    folder.mkdir()
+    for path in hw.solutions_dir.glob("*.py"):
+        (folder / path.name).write_bytes(path.read_bytes())
+    (folder / "ppo.py").write_text("import os\nos._exit(1)\n", encoding="utf-8")  # kills the process on import
+    before = snapshot(folder)
+    broken = run_check(HW, *others, "ppo", "--dir", str(folder), "--csv", str(tmp_path / "b.csv"))
+    clean = run_check(HW, *others, "--solutions", "--csv", str(tmp_path / "c.csv"))
+    assert snapshot(folder) == before
+    b = next(csv.DictReader(open(tmp_path / "b.csv", encoding="utf-8")))
+    c = next(csv.DictReader(open(tmp_path / "c.csv", encoding="utf-8")))
+    assert float(b["ppo"]) == 0 and "при загрузке модуля ppo.py" in broken.stdout
+    assert {p: b[p] for p in others} == {p: c[p] for p in others}, (broken.stdout, clean.stdout)
+    assert clean.returncode in (0, 1) and broken.returncode == 1

@@ -1,0 +1,388 @@
+"""Graded checks of the part `control`: ε-greedy, Q-learning and SARSA, the cliff walk.
+
+The update rules are checked by replaying what the agent actually did: the test environments record
+every transition, and an oracle written here replays them with the textbook rule. So any correct
+random-number protocol passes, and the difference between max_b Q(s', b) and Q(s', a') is pinned on
+the actions the agent really took. The cliff checks are statistical: several seeds, with margins.
+"""
+import numpy as np
+import pytest
+
+from grader.checks import check_close, check_pair, check_that, check_unchanged, fmt, graded
+
+# ---- test environments (Gymnasium toy-text API), recording what the agent does ----------------
+
+
+class _Space:
+    def __init__(self, n):
+        self.n = n
+        self._rng = np.random.default_rng(n)
+
+    def sample(self):  # not needed by the algorithms, present for API completeness
+        return int(self._rng.integers(self.n))
+
+
+class Recorder:
+    """Wraps an environment and logs each episode as a list of (s, a, r, s_next, terminated, truncated)."""
+
+    def __init__(self, env):
+        self.env = env
+        self.observation_space = env.observation_space
+        self.action_space = env.action_space
+        self.episodes = []
+        self._s = None
+
+    def reset(self, seed=None, options=None):
+        s, info = self.env.reset(seed=seed)
+        self.episodes.append([])
+        self._s = int(s)
+        return s, info
+
+    def step(self, action):
+        check_that(self.episodes != [], what="эпизод начинается с env.reset()",
+                   expected="env.reset() перед первым env.step()", got="step без reset")
+        s_next, r, terminated, truncated, info = self.env.step(action)
+        self.episodes[-1].append((self._s, int(action), float(r), int(s_next), bool(terminated), bool(truncated)))
+        self._s = int(s_next)
+        return s_next, r, terminated, truncated, info
+
+
+class Fork:
+    """The fork: start 0 → fork 1 (reward 0); at the fork action 0 ends with +2, action 1 ends with −2.
+
+    State 2 is the terminal one. The first episode starts at the fork itself, the next ones at 0.
+    """
+
+    def __init__(self):
+        self.observation_space, self.action_space = _Space(3), _Space(2)
+        self.n_resets = 0
+        self.s = 0
+
+    def reset(self, seed=None, options=None):
+        self.s = 1 if self.n_resets == 0 else 0
+        self.n_resets += 1
+        return self.s, {}
+
+    def step(self, action):
+        if self.s == 0:
+            self.s = 1
+            return 1, 0.0, False, False, {}
+        self.s = 2
+        return 2, (2.0 if int(action) == 0 else -2.0), True, False, {}
+
+
+class RandomMDP:
+    """A random MDP in which termination belongs to a transition, not to a state: the observation after
+    `terminated` is an ordinary state with its own learned Q, so bootstrapping from it is visible."""
+
+    def __init__(self, seed, n_states=6, n_actions=3, p_end=0.15, max_steps=None):
+        rng = np.random.default_rng(seed)
+        self.observation_space, self.action_space = _Space(n_states), _Space(n_actions)
+        self.next = rng.integers(n_states, size=(n_states, n_actions, 2))
+        self.reward = np.round(rng.normal(size=(n_states, n_actions)), 2)
+        self.rng = np.random.default_rng(seed + 1000)
+        self.p_end, self.max_steps = p_end, max_steps
+        self.s, self.t = 0, 0
+
+    def reset(self, seed=None, options=None):
+        self.s, self.t = int(self.rng.integers(self.observation_space.n)), 0
+        return self.s, {}
+
+    def step(self, action):
+        s, a = self.s, int(action)
+        self.s = int(self.next[s, a, int(self.rng.random() < 0.5)])
+        self.t += 1
+        terminated = bool(self.rng.random() < self.p_end)
+        truncated = self.max_steps is not None and self.t >= self.max_steps and not terminated
+        return self.s, float(self.reward[s, a]), terminated, truncated, {}
+
+
+# ---- the oracle: replay the recorded episodes with a rule ------------------------------------
+
+
+def replay(episodes, n_states, n_actions, alpha, gamma, rule, bootstrap_terminal=False):
+    """Q after applying `rule` ('max' — Q-learning, 'next' — SARSA) to the recorded transitions in order."""
+    Q = np.zeros((n_states, n_actions))
+    for episode in episodes:
+        for i, (s, a, r, s_next, terminated, _truncated) in enumerate(episode):
+            if terminated and not bootstrap_terminal:
+                future = 0.0
+            elif rule == "max":
+                future = Q[s_next].max()
+            else:  # SARSA: the action actually taken next in this episode
+                future = Q[s_next, episode[i + 1][1]] if i + 1 < len(episode) else 0.0
+            Q[s, a] += alpha * (r + gamma * future - Q[s, a])
+    return Q
+
+
+RULES = {"q_learning": "max", "sarsa": "next"}
+WRONG = {"q_learning": ("цель строится по действию, которое агент сделал дальше (это SARSA), а нужен max_b Q(s', b)", "next"),
+         "sarsa": ("цель строится по жадному действию max_b Q(s', b) (это Q-learning), а нужно Q(s', a') "
+                   "для действия a', которое агент сделает дальше", "max")}
+NAMES = {"q_learning": "Q-learning", "sarsa": "SARSA"}
+
+
+def _run(control, name, env, n_episodes, **kwargs):
+    got = getattr(control, name)(env, n_episodes, **kwargs)
+    Q, returns = check_pair(got, f"{name} возвращает (Q, episode_returns)", names=("Q", "episode_returns"))
+    return Q, returns
+
+
+# ---- ε-greedy -------------------------------------------------------------------------------
+
+
+@graded("ε-жадный выбор при ε = 0 — жадное действие; ответ — целое число")
+def test_epsilon_greedy_greedy(control):
+    q = np.array([0.1, 0.5, -1.0, 0.2])
+    before = q.copy()
+    rng = np.random.default_rng(0)
+    got = [control.epsilon_greedy(q, 0.0, rng) for _ in range(200)]
+    check_that(all(isinstance(a, (int, np.integer)) for a in got), what="epsilon_greedy возвращает номер действия (int)",
+               expected="int", got=type(got[0]).__name__, hint="верните int(...) — номер действия, а не массив.")
+    check_that(set(int(a) for a in got) == {1}, what="epsilon_greedy(Q = [0.1, 0.5, −1, 0.2], ε = 0) 200 раз",
+               expected="всегда действие 1", got=f"действия {sorted(set(int(a) for a in got))}",
+               hint="при ε = 0 исследования нет: только argmax_a Q(s, a).")
+    check_unchanged(before, q, name="q_values", function="epsilon_greedy")
+    got = control.epsilon_greedy([0.1, 0.5, -1.0, 0.2], 0.0, rng)
+    check_that(int(got) == 1, what="epsilon_greedy принимает список Python", expected="1", got=fmt(got))
+
+
+@graded("ε-жадный выбор: ничьи в argmax разбиваются случайно (в начале обучения Q = 0 везде)")
+def test_epsilon_greedy_ties(control):
+    rng = np.random.default_rng(1)
+    n = 4000
+    got = np.array([int(control.epsilon_greedy(np.array([1.0, 3.0, 3.0, 0.0], dtype=np.float32), 0.0, rng))
+                    for _ in range(n)])
+    freq = np.bincount(got, minlength=4)[:4] / n
+    check_that(freq[0] == 0 and freq[3] == 0, what="epsilon_greedy(Q = [1, 3, 3, 0], ε = 0): только лучшие действия",
+               expected="действия 1 и 2", got=f"частоты действий {fmt(freq, 3)}")
+    check_that(0.45 <= freq[1] <= 0.55, what=f"epsilon_greedy(Q = [1, 3, 3, 0], ε = 0), {n} вызовов: ничья 1 и 2",
+               expected="каждое из действий 1 и 2 примерно в половине случаев (0.45–0.55)",
+               got=f"частоты действий {fmt(freq, 3)}",
+               hint="np.argmax всегда берёт первое из равных. Выберите случайно среди всех argmax: "
+                    "rng.choice(np.flatnonzero(q == q.max())).")
+
+
+@graded("ε-жадный выбор: P(жадное) = 1 − ε + ε/A, P(остальные) = ε/A")
+def test_epsilon_greedy_frequencies(control):
+    rng = np.random.default_rng(2)
+    q, eps, n = [0.0, 1.0, 0.5, -2.0, 0.3], 0.3, 20000
+    got = np.array([int(control.epsilon_greedy(q, eps, rng)) for _ in range(n)])
+    freq = np.bincount(got, minlength=5)[:5] / n
+    expected = np.array([0.06, 0.76, 0.06, 0.06, 0.06])
+    check_close(freq, expected, atol=0.015, rtol=0,
+                what=f"частоты действий epsilon_greedy(Q = [0, 1, 0.5, −2, 0.3], ε = 0.3), {n} вызовов (допуск ±0.015)",
+                hint="с вероятностью ε — случайное действие из ВСЕХ A (жадное тоже может выпасть), иначе жадное.",
+                mistakes={"случайное действие выбирается только среди НЕжадных": [0.075, 0.7, 0.075, 0.075, 0.075],
+                          "ε — вероятность жадного действия, а не случайного": [0.14, 0.44, 0.14, 0.14, 0.14]})
+
+
+@graded("ε-жадный выбор использует переданный генератор rng: одинаковый seed — одинаковые действия")
+def test_epsilon_greedy_uses_rng(control):
+    q = np.zeros(4)
+    first = [int(control.epsilon_greedy(q, 0.5, rng)) for rng in [np.random.default_rng(3)] for _ in range(100)]
+    second = [int(control.epsilon_greedy(q, 0.5, rng)) for rng in [np.random.default_rng(3)] for _ in range(100)]
+    check_that(first == second, what="два генератора default_rng(3) дают одинаковые 100 выборов",
+               expected="одинаковые последовательности", got="разные",
+               hint="берите случайность только из аргумента rng (rng.random(), rng.integers(), rng.choice()), "
+                    "не из np.random.* и не из random.")
+
+
+# ---- the update rules, pinned by hand and by replay -----------------------------------------
+
+
+@graded("Развилка, одно обновление вручную: {name} — max_b Q(s', b) или Q(s', a')")
+@pytest.mark.parametrize("name", ["q_learning", "sarsa"])
+def test_fork_by_hand(control, name):
+    """α = 0.5, γ = 0.9, ε = 1 (все действия случайны), два эпизода на развилке:
+    эпизод 1 начинается на развилке (состояние 1): действие b₁ даёт ±2 и конец, Q(1, b₁) = 0.5·(±2) = ±1;
+    эпизод 2: 0 →(a, r = 0)→ 1 →(b₂, ±2)→ конец. Обновление Q(0, a):
+        Q-learning: 0.5·(0 + 0.9·max_b Q(1, b)),    SARSA: 0.5·(0 + 0.9·Q(1, b₂)),
+    а затем Q(1, b₂) += 0.5·(±2 − Q(1, b₂)). Правила расходятся, когда b₂ — не лучшее действие.
+    Ответ сверяется для десяти seed по действиям, которые агент действительно сделал.
+    """
+    wrong_name, wrong_rule = WRONG[name]
+    for seed in range(10):
+        env = Recorder(Fork())
+        Q, _ = _run(control, name, env, 2, alpha=0.5, gamma=0.9, epsilon=1.0, seed=seed)
+        check_that(len(env.episodes) == 2, what=f"{name}(env, n_episodes=2) играет два эпизода",
+                   expected="2 вызова env.reset()", got=f"{len(env.episodes)}")
+        (_, b1, r1, *_), = env.episodes[0]
+        (_, a, _, *_), (_, b2, r2, *_) = env.episodes[1]
+        q1 = np.zeros(2)
+        q1[b1] = 0.5 * r1  # after episode 1
+        target = 0.9 * (q1.max() if RULES[name] == "max" else q1[b2])
+        expected = np.zeros((3, 2))
+        expected[1] = q1
+        expected[0, a] = 0.5 * target
+        expected[1, b2] += 0.5 * (r2 - expected[1, b2])
+        check_close(Q, expected, what=f"{NAMES[name]}: Q после двух эпизодов на развилке (seed = {seed}; "
+                                      f"эпизод 1: b₁ = {b1}; эпизод 2: a = {a}, b₂ = {b2})",
+                    hint="Q-learning: Q(s, a) += α·(r + γ·max_b Q(s', b) − Q(s, a)); "
+                         "SARSA: Q(s, a) += α·(r + γ·Q(s', a') − Q(s, a)), a' — следующее действие агента; "
+                         "в конечном состоянии цель — просто r.",
+                    mistakes={wrong_name: replay(env.episodes, 3, 2, 0.5, 0.9, wrong_rule)})
+
+
+@graded("{name} на случайной MDP: Q совпадает с повтором записанных переходов по правилу (seed {seed})")
+@pytest.mark.parametrize("name,seed", [("q_learning", 0), ("q_learning", 1), ("sarsa", 0), ("sarsa", 1)])
+def test_replay_random_mdp(control, name, seed):
+    # Q-learning is also given time-limited episodes: a truncated step still bootstraps.
+    env = Recorder(RandomMDP(seed, max_steps=12 if name == "q_learning" else None))
+    alpha, gamma, eps, n = 0.4, 0.9, 0.3, 60
+    Q, returns = _run(control, name, env, n, alpha=alpha, gamma=gamma, epsilon=eps, seed=seed)
+    check_that(len(env.episodes) == n, what=f"{name}: число эпизодов", expected=f"{n} вызовов env.reset()",
+               got=f"{len(env.episodes)}")
+    ends = [ep[-1][4] or ep[-1][5] for ep in env.episodes if ep]
+    check_that(all(ends) and all(not (t[4] or t[5]) for ep in env.episodes for t in ep[:-1]),
+               what=f"{name}: эпизод идёт до terminated или truncated и на этом заканчивается",
+               expected="конец эпизода ровно на первом terminated/truncated", got="не так",
+               hint="while not (terminated or truncated): ...")
+    wrong_name, wrong_rule = WRONG[name]
+    check_close(Q, replay(env.episodes, 6, 3, alpha, gamma, RULES[name]),
+                what=f"{NAMES[name]}: Q после {n} эпизодов на случайной MDP (α = {alpha}, γ = {gamma}, ε = {eps})",
+                hint="после каждого шага: Q(s, a) += α·(цель − Q(s, a)); цель = r при terminated, иначе "
+                     + ("r + γ·max_b Q(s', b) (и при truncated тоже: оборванный эпизод бутстрапит)."
+                        if name == "q_learning" else "r + γ·Q(s', a'), a' — действие, которое агент сделает в s'."),
+                mistakes={wrong_name: replay(env.episodes, 6, 3, alpha, gamma, wrong_rule),
+                          "после terminated всё равно бутстрапят Q(s', ·): у конечного состояния будущего нет":
+                              replay(env.episodes, 6, 3, alpha, gamma, RULES[name], bootstrap_terminal=True),
+                          "γ не используется": replay(env.episodes, 6, 3, alpha, 1.0, RULES[name])})
+
+
+@graded("{name}: episode_returns — сумма наград каждого эпизода; форма Q — [48, 4]")
+@pytest.mark.parametrize("name", ["q_learning", "sarsa"])
+def test_episode_returns(control, envs, name):
+    env = Recorder(envs.CliffWalking())
+    Q, returns = _run(control, name, env, 30, seed=4)
+    check_that(np.shape(Q) == (48, 4), what=f"{name} на обрыве: форма Q", expected="(48, 4)", got=str(np.shape(Q)))
+    sums = [sum(t[2] for t in ep) for ep in env.episodes]
+    check_close(returns, sums, what=f"{name}: episode_returns на обрыве, 30 эпизодов",
+                hint="отдачу эпизода обнуляйте в начале каждого эпизода и копите сумму наград (без дисконта).",
+                mistakes={"отдача не обнуляется в начале эпизода (копится через эпизоды)": np.cumsum(sums)})
+    env = Recorder(envs.CliffWalking(max_episode_steps=25))
+    _run(control, name, env, 10, seed=4)
+    check_that(len(env.episodes) == 10 and max(len(ep) for ep in env.episodes) <= 25,
+               what=f"{name} на обрыве с лимитом 25 шагов: эпизод кончается на truncated",
+               expected="10 эпизодов, каждый не длиннее 25 шагов",
+               got=f"{len(env.episodes)} эпизодов, самый длинный {max(len(ep) for ep in env.episodes)} шагов")
+
+
+@graded("{name} детерминирован: тот же seed — тот же результат, другой seed — другой")
+@pytest.mark.parametrize("name", ["q_learning", "sarsa"])
+def test_deterministic(control, envs, name):
+    Q1, r1 = _run(control, name, envs.CliffWalking(), 40, seed=7)
+    Q2, r2 = _run(control, name, envs.CliffWalking(), 40, seed=7)
+    Q3, r3 = _run(control, name, envs.CliffWalking(), 40, seed=8)
+    check_that(np.array_equal(np.asarray(Q1), np.asarray(Q2)) and np.array_equal(np.asarray(r1), np.asarray(r2)),
+               what=f"{name}(env, 40, seed=7) дважды", expected="одинаковые Q и episode_returns", got="разные",
+               hint="вся случайность — из одного генератора np.random.default_rng(seed).")
+    check_that(not np.array_equal(np.asarray(r1), np.asarray(r3)), what=f"{name}: seed = 7 и seed = 8",
+               expected="разные episode_returns", got="одинаковые", hint="seed должен задавать генератор.")
+
+
+# ---- the cliff: the textbook picture, over several seeds ------------------------------------
+
+N_EPISODES = 500
+
+
+@pytest.fixture(scope="module")
+def cliff_run(control, envs):
+    """cliff_run(name, seed) -> (Q, episode_returns) of a 500-episode run, each run computed once per module."""
+    runs = {}
+
+    def get(name, seed):
+        if (name, seed) not in runs:
+            Q, returns = _run(control, name, envs.CliffWalking(), N_EPISODES, alpha=0.5, gamma=1.0, epsilon=0.1,
+                              seed=seed)
+            runs[name, seed] = (np.asarray(Q, dtype=float), np.asarray(returns, dtype=float))
+        return runs[name, seed]
+
+    return get
+
+
+def greedy_path(envs, Q, max_steps=100):
+    """Follow argmax_a Q(s, a) (first of equals) from the start: (states, return, reached the goal)."""
+    env = envs.CliffWalking()
+    s, _ = env.reset()
+    states, total = [int(s)], 0.0
+    for _ in range(max_steps):
+        s, r, terminated, _, _ = env.step(int(np.argmax(Q[s])))
+        total += r
+        states.append(int(s))
+        if terminated:
+            return states, total, True
+        if states.count(int(s)) > 1:  # a loop, or a fall back to the start
+            return states, total, False
+    return states, total, False
+
+
+EDGE = set(range(25, 35))  # row 2, columns 1–10: the cells right above the cliff
+
+
+def drawing(states):
+    grid = [["."] * 12 for _ in range(4)]
+    for c in range(1, 11):
+        grid[3][c] = "C"
+    grid[3][0], grid[3][11] = "S", "G"
+    for s in states:
+        grid[s // 12][s % 12] = "*"
+    return "\n".join("    " + " ".join(row) for row in grid)
+
+
+@graded("Обрыв, Q-learning (ε = 0.1, α = 0.5, γ = 1): жадный путь — 13 шагов вдоль края, отдача −13 (5 seed)")
+def test_cliff_q_learning_path(cliff_run, envs):
+    for seed in range(5):
+        Q, _ = cliff_run("q_learning", seed)
+        check_that(np.shape(Q) == (48, 4), what="форма Q", expected="(48, 4)", got=str(np.shape(Q)))
+        states, total, reached = greedy_path(envs, Q)
+        check_that(reached and total == -13 and len(states) == 14,
+                   what=f"жадный путь Q-learning после {N_EPISODES} эпизодов (seed = {seed})",
+                   expected="13 шагов вдоль края обрыва, отдача −13",
+                   got=f"{len(states) - 1} шагов, отдача {total:g}, {'дошёл' if reached else 'не дошёл'} до цели\n"
+                       + drawing(states),
+                   hint="Q-learning учит жадную политику: цель r + γ·max_b Q(s', b). Если путь обходит край "
+                        "сверху, проверьте, что в цели стоит max, а не Q(s', a') следующего действия.")
+
+
+@graded("Обрыв, SARSA: жадный путь держится в стороне от края (10 seed: ≤ 4 клеток у края, ≥ 4 путей до цели)")
+def test_cliff_sarsa_path(cliff_run, envs):
+    reached_goal, report = 0, []
+    for seed in range(10):
+        Q, _ = cliff_run("sarsa", seed)
+        states, total, reached = greedy_path(envs, Q)
+        at_edge = sum(s in EDGE for s in states)
+        reached_goal += reached
+        report.append(f"seed {seed}: {len(states) - 1} шагов, отдача {total:g}, у края {at_edge}, "
+                      f"{'до цели' if reached else 'зациклился'}")
+        check_that(at_edge <= 4, what=f"жадный путь SARSA после {N_EPISODES} эпизодов (seed = {seed})",
+                   expected="не больше 4 клеток над обрывом (строка 2, столбцы 1–10)",
+                   got=f"{at_edge} клеток у края, отдача {total:g}\n" + drawing(states),
+                   hint="SARSA учит ценность ε-жадной политики: у края она иногда падает, поэтому путь уходит вверх. "
+                        "Если путь идёт вдоль края, цель, вероятно, строится по max (как в Q-learning), а не по Q(s', a').")
+    check_that(reached_goal >= 4, what="жадные пути SARSA для seed 0–9 доходят до цели",
+               expected="хотя бы 4 из 10", got=f"{reached_goal} из 10\n" + "\n".join(report),
+               hint="жадный путь вдали от края может зациклиться там, где Q выучена плохо, но не в большинстве запусков.")
+
+
+@graded("Обрыв: во время обучения SARSA в среднем получает больше, чем Q-learning (≈ −25 против ≈ −50)")
+def test_cliff_online_returns(cliff_run, envs):
+    means = {}
+    for name in ("q_learning", "sarsa"):
+        per_seed = []
+        for seed in range(5):
+            _, returns = cliff_run(name, seed)
+            check_that(np.shape(returns) == (N_EPISODES,), what=f"{name}: форма episode_returns",
+                       expected=f"({N_EPISODES},)", got=str(np.shape(returns)))
+            per_seed.append(returns[100:].mean())
+        means[name] = float(np.mean(per_seed))
+    got = f"SARSA {means['sarsa']:.1f}, Q-learning {means['q_learning']:.1f}"
+    what = f"средняя отдача за эпизоды 101–{N_EPISODES}, среднее по seed 0–4 (ε = 0.1, α = 0.5, γ = 1)"
+    check_that(means["sarsa"] > -35, what=what, expected="SARSA выше −35", got=got,
+               hint="SARSA обходит край и почти не падает. Проверьте цель r + γ·Q(s', a') и что действует "
+                    "ε-жадная политика с переданным ε.")
+    check_that(means["q_learning"] < -40, what=what, expected="Q-learning ниже −40", got=got,
+               hint="Q-learning ходит вдоль края и при ε = 0.1 то и дело падает в обрыв (−100). "
+                    "Если отдача выше, проверьте, что действия выбираются ε-жадно с переданным ε.")
+    check_that(means["sarsa"] - means["q_learning"] >= 10, what=what, expected="SARSA лучше хотя бы на 10",
+               got=got)

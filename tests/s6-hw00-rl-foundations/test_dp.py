@@ -1,0 +1,385 @@
+"""Graded checks of the part `dp`: the Bellman equation, policy evaluation, value and policy iteration.
+
+Pinned to the textbook's grid worlds (Sutton & Barto: the 5×5 world with A→A′ and B→B′, figures 3.2
+and 3.5; the 4×4 world of example 4.1 with γ = 1; Russell & Norvig's 4×3 world) and to a two-state
+chain worked out by hand. Randomized MDPs are checked against oracles written differently from the
+reference: policy evaluation as a linear system over state–action pairs, V* as the best of all
+deterministic policies (brute force), optimality as "no single-state change improves the policy".
+"""
+import itertools
+
+import numpy as np
+import pytest
+
+from grader.checks import as_array, check_close, check_pair, check_that, check_unchanged, fmt, graded
+
+# ---- oracles, written differently from the reference -----------------------------------------
+
+
+def oracle_evaluate(P, R, policy, gamma):
+    """V^π through Q^π: solve (I − γ·M)·q = R over state–action pairs, M[(s,a),(s',a')] = P[s,a,s']·π(a'|s')."""
+    P, R, policy = (np.asarray(x, dtype=float) for x in (P, R, policy))
+    S, A = R.shape
+    M = (P[:, :, :, None] * policy[None, None, :, :]).reshape(S * A, S * A)
+    q = np.linalg.solve(np.eye(S * A) - gamma * M, R.reshape(-1)).reshape(S, A)
+    return np.sum(policy * q, axis=1)
+
+
+def oracle_v_star(P, R, gamma):
+    """V* as the elementwise best of V^π over every deterministic policy (A^S of them)."""
+    P, R = np.asarray(P, float), np.asarray(R, float)
+    S, A = R.shape
+    choices = np.array(list(itertools.product(range(A), repeat=S)))  # [A^S, S]
+    P_pi = P[np.arange(S), choices]  # [A^S, S, S]
+    r_pi = R[np.arange(S), choices]  # [A^S, S]
+    V = np.linalg.solve(np.eye(S) - gamma * P_pi, r_pi[..., None])[..., 0]
+    return V.max(axis=0)
+
+
+def oracle_q(P, R, V, gamma):
+    P, R, V = np.asarray(P, float), np.asarray(R, float), np.asarray(V, float)
+    S, A = R.shape
+    Q = np.empty((S, A))
+    for s in range(S):
+        for a in range(A):
+            Q[s, a] = R[s, a] + gamma * sum(P[s, a, t] * V[t] for t in range(S))
+    return Q
+
+
+def random_mdp(rng, S, A, terminal=False):
+    """A random MDP; with ``terminal`` the last state is absorbing with zero reward."""
+    P = rng.dirichlet(np.full(S, 0.5), size=(S, A))
+    R = rng.normal(size=(S, A))
+    if terminal:
+        P[-1] = 0.0
+        P[-1, :, -1] = 1.0
+        R[-1] = 0.0
+    return P, R
+
+
+def random_policy(rng, S, A):
+    return rng.dirichlet(np.ones(A), size=S)
+
+
+def uniform(S, A):
+    return np.full((S, A), 1.0 / A)
+
+
+def env_mdp(envs, name):
+    return getattr(envs, name)().to_mdp()
+
+
+def evaluation_mistakes(P, R, policy, gamma):
+    """What typical wrong evaluations return."""
+    P_pi = np.einsum("sa,sat->st", policy, P)
+    r_pi = np.sum(policy * R, axis=1)
+    S = len(r_pi)
+    out = {"взят max по действиям, а не среднее по π (получилась V*, а не V^π)": oracle_v_star(P, R, gamma)
+           if R.shape[0] <= 8 else None,
+           "P_π транспонирована: (I − γP_πᵀ)V = r_π": np.linalg.solve(np.eye(S) - gamma * P_pi.T, r_pi)}
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def check_policy(policy, S, A, what):
+    """A policy must be an [S, A] row-stochastic matrix; return it as a float array."""
+    arr = as_array(policy, what)
+    check_that(arr.shape == (S, A), what=f"{what}: форма политики", expected=f"[S, A] = ({S}, {A})",
+               got=fmt(arr), hint="политика — матрица [S, A] вероятностей π(a|s) (one-hot строки), а не вектор номеров действий.")
+    check_that(bool(np.all(arr >= -1e-12) and np.allclose(arr.sum(axis=1), 1.0, atol=1e-6)),
+               what=f"{what}: строки политики — распределения", expected="π(a|s) ≥ 0, сумма по a равна 1",
+               got=f"суммы строк {fmt(arr.sum(axis=1))}")
+    return arr
+
+
+def check_greedy(policy, Q_star, what):
+    """The policy puts mass only on actions that maximize Q*."""
+    best = Q_star >= Q_star.max(axis=1, keepdims=True) - 1e-6 * np.maximum(1.0, np.abs(Q_star).max(axis=1, keepdims=True))
+    wrong = np.argwhere((policy > 1e-9) & ~best)
+    check_that(len(wrong) == 0, what=f"{what}: политика жадная по Q*", expected="вероятность только у действий с max_a Q*(s, a)",
+               got=(f"в состоянии {wrong[0][0]} выбрано действие {wrong[0][1]} с Q* = {Q_star[tuple(wrong[0])]:.4f} "
+                    f"при max Q* = {Q_star[wrong[0][0]].max():.4f}") if len(wrong) else None,
+               hint="политика — argmax_a (R[s, a] + γ·Σ P[s, a, s']·V(s')), с учётом будущего, а не только награды R.")
+
+
+# ---- a two-state chain, by hand ---------------------------------------------------------------
+
+# state 0: action 0 "stay" (reward 1, stay in 0), action 1 "go" (reward 5, to state 1); state 1 is terminal
+CHAIN_P = [[[1.0, 0.0], [0.0, 1.0]], [[0.0, 1.0], [0.0, 1.0]]]
+CHAIN_R = [[1.0, 5.0], [0.0, 0.0]]
+
+
+@graded("Цепочка из двух состояний: ценность равновероятной политики, V(0) = 3 / 0.55 ≈ 5.4545")
+@pytest.mark.parametrize("method", ["solve_bellman", "policy_evaluation"])
+def test_chain_evaluation(dp, method):
+    """Состояние 0: «остаться» (+1, снова 0) или «уйти» (+5, в конечное состояние 1). π = (1/2, 1/2), γ = 0.9:
+        V(0) = ½·(1 + 0.9·V(0)) + ½·(5 + 0.9·0) = 3 + 0.45·V(0)  ⇒  V(0) = 3 / 0.55 = 5.4545…;  V(1) = 0.
+    """
+    P, R, pi = np.array(CHAIN_P), np.array(CHAIN_R), uniform(2, 2)
+    got = getattr(dp, method)(CHAIN_P, CHAIN_R, pi.tolist(), 0.9)  # lists are fine too
+    check_close(got, [3 / 0.55, 0.0], what=f"{method} для цепочки из двух состояний, π = (½, ½), γ = 0.9", atol=1e-6,
+                hint="V(s) = Σ_a π(a|s)·(R[s, a] + γ·Σ_{s'} P[s, a, s']·V(s')); у конечного состояния V = 0.",
+                mistakes={"взят max по действиям (это V*, а не V^π)": [10.0, 0.0],
+                          "не усреднили по π, а сложили награды действий": [6 / 0.1, 0.0],
+                          "остановились после одного прохода (V_old = V — не копия, а тот же массив)": [3.0, 0.0],
+                          **{k: v for k, v in evaluation_mistakes(P, R, pi, 0.9).items() if "транспон" in k}})
+
+
+@graded("Цепочка из двух состояний: Q(s, a) = R + γ·P·V, Q(0, ·) = [10, 5] при V = [10, 0]")
+def test_chain_q_from_v(dp):
+    """При V = [10, 0] и γ = 0.9: Q(0, «остаться») = 1 + 0.9·10 = 10, Q(0, «уйти») = 5 + 0.9·0 = 5, Q(1, ·) = 0."""
+    check_close(dp.q_from_v(CHAIN_P, CHAIN_R, [10.0, 0.0], 0.9), [[10.0, 5.0], [0.0, 0.0]],
+                what="q_from_v для цепочки, V = [10, 0], γ = 0.9",
+                hint="Q(s, a) = R[s, a] + γ·Σ_{s'} P[s, a, s']·V(s'): сумма по последней оси P.",
+                mistakes={"γ не учтён": [[11.0, 5.0], [0.0, 0.0]],
+                          "сумма по оси s, а не s'": np.array(CHAIN_R) + 0.9 * np.einsum("sat,s->sa", np.array(CHAIN_P), [10.0, 0.0])})
+
+
+@graded("Цепочка из двух состояний: при γ = {gamma} оптимально «{best}», V*(0) = {v0}")
+@pytest.mark.parametrize("gamma,best,v0", [(0.9, "остаться", 10.0), (0.5, "уйти", 5.0)], ids=["gamma0.9", "gamma0.5"])
+@pytest.mark.parametrize("method", ["value_iteration", "policy_iteration"])
+def test_chain_optimal(dp, method, gamma, best, v0):
+    """«Остаться» навсегда стоит 1 / (1 − γ): 10 при γ = 0.9 (лучше, чем уйти за 5) и 2 при γ = 0.5 (хуже)."""
+    V, policy = check_pair(getattr(dp, method)(CHAIN_P, CHAIN_R, gamma), f"{method} возвращает (V, policy)",
+                           names=("V", "policy"))
+    check_close(V, [v0, 0.0], what=f"{method} для цепочки, γ = {gamma}: V*", atol=1e-6,
+                hint="V*(s) = max_a (R[s, a] + γ·Σ P[s, a, s']·V*(s')).",
+                mistakes={"вернули ценность исходной случайной политики (policy iteration остановилась после "
+                          "первого улучшения)": [3 / (1 - 0.5 * gamma), 0.0]})
+    policy = check_policy(policy, 2, 2, f"{method} для цепочки")
+    action = 0 if best == "остаться" else 1
+    check_close(policy[0], np.eye(2)[action], what=f"{method}, γ = {gamma}: политика в состоянии 0",
+                hint="Q*(0, «остаться») = 1 + γ·V*(0), Q*(0, «уйти») = 5: выбирайте большее.",
+                mistakes={"политика выбрана по одной награде R, без γ·P·V": np.eye(2)[1]} if action == 0 else None)
+
+
+# ---- the textbook's grid worlds, pinned ----------------------------------------------------------
+
+FIG_3_2 = [[3.3, 8.8, 4.4, 5.3, 1.5], [1.5, 3.0, 2.3, 1.9, 0.5], [0.1, 0.7, 0.7, 0.4, -0.4],
+           [-1.0, -0.4, -0.4, -0.6, -1.2], [-1.9, -1.3, -1.2, -1.4, -2.0]]
+FIG_3_5 = [[22.0, 24.4, 22.0, 19.4, 17.5], [19.8, 22.0, 19.8, 17.8, 16.0], [17.8, 19.8, 17.8, 16.0, 14.4],
+           [16.0, 17.8, 16.0, 14.4, 13.0], [14.4, 16.0, 14.4, 13.0, 11.7]]
+
+
+@graded("Сетка 5×5 (A → A′ +10, B → B′ +5), случайная политика, γ = 0.9: V(A) = 8.8, V(B) = 5.3 ({method})")
+@pytest.mark.parametrize("method", ["solve_bellman", "policy_evaluation"])
+def test_gridworld_5x5_random_policy(dp, envs, method):
+    P, R = env_mdp(envs, "gridworld_5x5")
+    pi = uniform(25, 4)
+    copies = [P.copy(), R.copy(), pi.copy()]
+    got = check_close(getattr(dp, method)(*copies, 0.9), np.ravel(FIG_3_2), atol=0.05 + 1e-9,
+                      what=f"{method} на сетке 5×5 Саттона и Барто (таблица ценностей, округлённая до 0.1)",
+                      hint="π(a|s) = 1/4; за попытку уйти за край −1 и агент остаётся на месте; из A любое действие "
+                           "даёт +10 и переносит в A′.", mistakes=evaluation_mistakes(P, R, pi, 0.9))
+    check_close(got, oracle_evaluate(P, R, pi, 0.9), what=f"{method} на сетке 5×5: точные ценности", atol=1e-6)
+    for name, before, after in zip(["P", "R", "policy"], [P, R, pi], copies):
+        check_unchanged(before, after, name=name, function=method)
+
+
+@graded("Сетка 4×4 (пример 4.1), каждый ход −1, γ = 1: policy_evaluation даёт 0, −14, −20, −22")
+def test_gridworld_4x4_gamma_one(dp, envs):
+    P, R = env_mdp(envs, "gridworld_4x4")
+    expected = [0, -14, -20, -22, -14, -18, -20, -20, -20, -20, -18, -14, -22, -20, -14, 0]
+    check_close(dp.policy_evaluation(P, R, uniform(16, 4), 1.0), expected, atol=1e-5,
+                what="policy_evaluation на сетке 4×4 со случайной политикой, γ = 1",
+                hint="при γ = 1 итерации сходятся, потому что конечные клетки поглощают с нулевой наградой; "
+                     "остановка — когда max |V_{k+1} − V_k| < tol.",
+                mistakes={"взят max по действиям (это V*, а не V^π)": [0, -1, -2, -3, -1, -2, -3, -2, -2, -3, -2, -1, -3, -2, -1, 0]})
+
+
+@graded("Сетка 4×4, γ = 1: solve_bellman даёт верные ценности или понятную ошибку ValueError")
+def test_solve_bellman_gamma_one(dp, envs):
+    P, R = env_mdp(envs, "gridworld_4x4")
+    expected = [0, -14, -20, -22, -14, -18, -20, -20, -20, -20, -18, -14, -22, -20, -14, 0]
+    try:
+        got = dp.solve_bellman(P, R, uniform(16, 4), 1.0)
+    except ValueError:  # numpy's LinAlgError is a ValueError too
+        return
+    check_close(got, expected, atol=1e-5, what="solve_bellman на сетке 4×4, γ = 1",
+                hint="при γ = 1 матрица I − P_π вырождена (строки конечных состояний нулевые): либо бросьте "
+                     "ValueError с объяснением, либо решите систему только для неконечных состояний.")
+
+
+@graded("Сетка 5×5, γ = 0.9: V*(A) = 24.4, V*(B) = 19.4 и оптимальная политика ({method})")
+@pytest.mark.parametrize("method", ["value_iteration", "policy_iteration"])
+def test_gridworld_5x5_optimal(dp, envs, method):
+    P, R = env_mdp(envs, "gridworld_5x5")
+    V, policy = check_pair(getattr(dp, method)(P, R, 0.9), f"{method} возвращает (V, policy)", names=("V", "policy"))
+    V = check_close(V, np.ravel(FIG_3_5), atol=0.05 + 1e-9, what=f"{method} на сетке 5×5: V*, округлённая до 0.1",
+                    hint="V_{k+1}(s) = max_a (R[s, a] + γ·Σ P[s, a, s']·V_k(s')).")
+    policy = check_policy(policy, 25, 4, f"{method} на сетке 5×5")
+    V_star = oracle_v_star_large(P, R, 0.9)
+    check_close(V, V_star, atol=1e-6, what=f"{method} на сетке 5×5: точная V*")
+    check_greedy(policy, oracle_q(P, R, V_star, 0.9), f"{method} на сетке 5×5")
+    check_close(oracle_evaluate(P, R, policy, 0.9), V_star, atol=1e-6,
+                what=f"ценность политики из {method} (посчитана тестом) равна V*")
+
+
+def oracle_v_star_large(P, R, gamma, sweeps=3000):
+    """V* of a larger MDP: Q-value iteration over state–action pairs, far past convergence."""
+    Q = np.zeros_like(R)
+    for _ in range(sweeps):
+        Q = R + gamma * np.einsum("sat,t->sa", P, Q.max(axis=1))
+    return Q.max(axis=1)
+
+
+@graded("Мир 4×3 Рассела и Норвига (скольжение 0.8/0.1/0.1, ход −0.04, γ = 1): V* = 0.812 … 0.388 ({method})")
+@pytest.mark.parametrize("method", ["value_iteration", "policy_iteration"])
+def test_gridworld_4x3(dp, envs, method):
+    P, R = env_mdp(envs, "gridworld_4x3")
+    # states in row order, the wall left out: top row, middle row (without the wall), bottom row
+    expected = [0.812, 0.868, 0.918, 0.0, 0.762, 0.660, 0.0, 0.705, 0.655, 0.611, 0.388]
+    V, policy = check_pair(getattr(dp, method)(P, R, 1.0), f"{method} возвращает (V, policy)", names=("V", "policy"))
+    check_close(V, expected, atol=0.0005 + 1e-9, what=f"{method} на мире 4×3 при γ = 1 (ценности с точностью 0.001)",
+                hint="R[s, a] — уже ожидаемая награда с учётом скольжения; конечные клетки поглощают с нулевой наградой.")
+    policy = check_policy(policy, 11, 4, f"{method} на мире 4×3")
+    # the textbook's policy: up the left column, right along the top, the bottom row heads left (the long way round)
+    arrows = {0: 1, 1: 1, 2: 1, 4: 0, 5: 0, 7: 0, 8: 3, 9: 3, 10: 3}
+    for s, a in arrows.items():
+        check_that(policy[s, a] > 0.5, what=f"{method} на мире 4×3: действие в состоянии {s}",
+                   expected=f"действие {a} ({'↑→↓←'[a]})", got=f"π(·|{s}) = {fmt(policy[s])}",
+                   hint="в клетке рядом с ловушкой −1 оптимально идти в обход, чтобы не соскользнуть в неё.")
+
+
+# ---- random MDPs against the oracles ------------------------------------------------------------
+
+
+@graded("Случайные MDP: solve_bellman и policy_evaluation совпадают с независимым расчётом V^π (seed {seed})")
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_evaluation_random(dp, seed):
+    rng = np.random.default_rng(400 + seed)
+    S, A = int(rng.integers(4, 9)), int(rng.integers(2, 5))
+    P, R = random_mdp(rng, S, A, terminal=seed == 1)
+    pi = random_policy(rng, S, A)
+    gamma = float(rng.uniform(0.5, 0.95))
+    expected = oracle_evaluate(P, R, pi, gamma)
+    dtype = np.float32 if seed == 2 else np.float64  # float32 inputs are fine too
+    atol = 1e-4 if seed == 2 else 1e-7
+    exp32 = oracle_evaluate(P.astype(np.float32), R.astype(np.float32), pi.astype(np.float32), gamma)
+    for method in ["solve_bellman", "policy_evaluation"]:
+        args = [x.astype(dtype) for x in (P, R, pi)]
+        copies = [x.copy() for x in args]
+        got = getattr(dp, method)(*copies, gamma)
+        check_close(got, exp32 if seed == 2 else expected, atol=atol, rtol=1e-4 if seed == 2 else 1e-7,
+                    what=f"{method} на случайной MDP: S = {S}, A = {A}, γ = {gamma:.3f}"
+                         + (", входы float32" if seed == 2 else ""),
+                    mistakes=evaluation_mistakes(P, R, pi, gamma))
+        for name, before, after in zip(["P", "R", "policy"], args, copies):
+            check_unchanged(before, after, name=name, function=method)
+
+
+@graded("Случайные MDP: q_from_v совпадает с суммой R[s, a] + γ·Σ P[s, a, s']·V(s') (seed {seed})")
+@pytest.mark.parametrize("seed", [0, 1])
+def test_q_from_v_random(dp, seed):
+    rng = np.random.default_rng(500 + seed)
+    S, A = 6, 3
+    P, R = random_mdp(rng, S, A)
+    V = rng.normal(size=S)
+    gamma = float(rng.uniform(0.5, 1.0))
+    args = [P.copy(), R.copy(), V.copy()]
+    check_close(dp.q_from_v(*args, gamma), oracle_q(P, R, V, gamma), what=f"q_from_v, S = {S}, A = {A}, γ = {gamma:.3f}",
+                hint="Q[s, a] = R[s, a] + γ·Σ_{s'} P[s, a, s']·V[s'] — например, R + γ·(P @ V).",
+                mistakes={"сумма по оси s, а не s'": R + gamma * np.einsum("sat,s->sa", P, V), "γ не учтён": R + P @ V})
+    for name, before, after in zip(["P", "R", "V"], [P, R, V], args):
+        check_unchanged(before, after, name=name, function="q_from_v")
+
+
+@graded("Случайные MDP: value iteration и policy iteration находят V* полного перебора политик (seed {seed})")
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_optimal_random(dp, seed):
+    rng = np.random.default_rng(600 + seed)
+    S, A = int(rng.integers(4, 7)), int(rng.integers(2, 4))
+    P, R = random_mdp(rng, S, A, terminal=seed == 2)
+    gamma = float(rng.uniform(0.8, 0.95))
+    V_star = oracle_v_star(P, R, gamma)
+    Q_star = oracle_q(P, R, V_star, gamma)
+    results = {}
+    for method in ["value_iteration", "policy_iteration"]:
+        copies = [P.copy(), R.copy()]
+        V, policy = check_pair(getattr(dp, method)(*copies, gamma), f"{method} возвращает (V, policy)", names=("V", "policy"))
+        V = check_close(V, V_star, atol=1e-6, what=f"{method}: V* случайной MDP (S = {S}, A = {A}, γ = {gamma:.3f})",
+                        hint="V* — лучшая из ценностей всех детерминированных политик (тест перебрал их все).")
+        check_close(np.max(R + gamma * P @ V, axis=1), V, atol=1e-6,
+                    what=f"{method}: V удовлетворяет уравнению оптимальности V(s) = max_a (R + γ·P·V)")
+        policy = check_policy(policy, S, A, method)
+        check_greedy(policy, Q_star, method)
+        results[method] = V
+        for name, before, after in zip(["P", "R"], [P, R], copies):
+            check_unchanged(before, after, name=name, function=method)
+    check_close(results["policy_iteration"], results["value_iteration"], atol=1e-6,
+                what="value iteration и policy iteration дают одну и ту же V*")
+
+
+@graded("Жадная политика оптимальна: замена действия в любом одном состоянии её не улучшает ({method})")
+@pytest.mark.parametrize("method", ["value_iteration", "policy_iteration"])
+def test_no_single_state_change_improves(dp, method):
+    rng = np.random.default_rng(700)
+    S, A = 7, 3
+    P, R = random_mdp(rng, S, A, terminal=True)
+    gamma = 0.9
+    _, policy = check_pair(getattr(dp, method)(P, R, gamma), f"{method} возвращает (V, policy)", names=("V", "policy"))
+    policy = check_policy(policy, S, A, method)
+    V = oracle_evaluate(P, R, policy, gamma)
+    for s in range(S):
+        for a in range(A):
+            changed = policy.copy()
+            changed[s] = np.eye(A)[a]
+            better = oracle_evaluate(P, R, changed, gamma) - V
+            check_that(better.max() < 1e-8, what=f"{method}: политика в состоянии {s} заменена на действие {a}",
+                       expected="ценность нигде не растёт", got=f"рост до {better.max():.4g} в состоянии {int(better.argmax())}",
+                       hint="жадная политика по V* выбирает argmax_a Q*(s, a) в каждом состоянии; проверьте, что "
+                            "улучшение идёт по Q = R + γ·P·V, а не по одной награде R.")
+
+
+# ---- bad input -------------------------------------------------------------------------------
+
+
+def expect_value_error(call, what, hint):
+    try:
+        call()
+    except ValueError:
+        return
+    check_that(False, what=what, expected="ValueError с понятным сообщением", got="функция отработала без ошибки", hint=hint)
+
+
+def _bad_inputs():
+    rng = np.random.default_rng(800)
+    P, R = random_mdp(rng, 4, 2)
+    pi = random_policy(rng, 4, 2)
+    V = rng.normal(size=4)
+    P_bad = P.copy()
+    P_bad[1, 0] *= 0.9
+    return P, R, pi, V, P_bad
+
+
+@graded("Плохой вход: строки P не дают в сумме 1 → ValueError во всех пяти функциях")
+def test_bad_rows(dp):
+    P, R, pi, V, P_bad = _bad_inputs()
+    calls = {"solve_bellman": lambda: dp.solve_bellman(P_bad, R, pi, 0.9),
+             "policy_evaluation": lambda: dp.policy_evaluation(P_bad, R, pi, 0.9),
+             "q_from_v": lambda: dp.q_from_v(P_bad, R, V, 0.9),
+             "value_iteration": lambda: dp.value_iteration(P_bad, R, 0.9),
+             "policy_iteration": lambda: dp.policy_iteration(P_bad, R, 0.9)}
+    for name, call in calls.items():
+        expect_value_error(call, f"{name}: строка P[1, 0, :] в сумме 0.9",
+                           "проверьте в начале функции, что P ≥ 0 и P.sum(axis=2) ≈ 1 (np.allclose), иначе raise ValueError(...).")
+    pi_bad = pi.copy()
+    pi_bad[2] = [0.7, 0.7]
+    for name in ["solve_bellman", "policy_evaluation"]:
+        expect_value_error(lambda: getattr(dp, name)(P, R, pi_bad, 0.9), f"{name}: строка политики в сумме 1.4",
+                           "строки policy — распределения π(·|s): проверьте policy.sum(axis=1) ≈ 1.")
+
+
+@graded("Плохой вход: несогласованные формы P, R, policy, V → ValueError")
+def test_bad_shapes(dp):
+    P, R, pi, V, _ = _bad_inputs()
+    R_wide = np.zeros((4, 3))
+    pi_wide = np.full((4, 3), 1 / 3)
+    calls = {"solve_bellman с R формы (4, 3) при P формы (4, 2, 4)": lambda: dp.solve_bellman(P, R_wide, pi_wide, 0.9),
+             "solve_bellman с policy формы (4, 3)": lambda: dp.solve_bellman(P, R, pi_wide, 0.9),
+             "policy_evaluation с policy формы (4, 3)": lambda: dp.policy_evaluation(P, R, pi_wide, 0.9),
+             "q_from_v с V длины 5": lambda: dp.q_from_v(P, R, np.zeros(5), 0.9),
+             "value_iteration с R формы (4, 3)": lambda: dp.value_iteration(P, R_wide, 0.9),
+             "policy_iteration с R формы (3, 2)": lambda: dp.policy_iteration(P, R[:3], 0.9)}
+    for what, call in calls.items():
+        expect_value_error(call, what, "сверьте формы: P — [S, A, S], R и policy — [S, A], V — [S]; "
+                                       "при несовпадении raise ValueError(...) с описанием форм.")
