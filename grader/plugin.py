@@ -8,6 +8,7 @@ crash of the child, and explain each failure in Russian.
 from __future__ import annotations
 
 import copy
+import faulthandler
 import io
 import json
 import os
@@ -28,6 +29,8 @@ from grader.loading import (MissingFunction, ModuleLoadError, NamespaceImplement
 _IMPLS: dict[str, object] = {}
 _NAMESPACES: dict[str, NamespaceImplementation] = {}  # --impl namespace:N -> a live namespace of this process
 _RESULTS = None  # an open results file, when the grader asked for one
+_HANG = None  # where faulthandler writes the stacks of a check that runs past --check-timeout
+_HANG_AFTER = None
 
 
 def pytest_addoption(parser):
@@ -35,6 +38,9 @@ def pytest_addoption(parser):
     group.addoption("--impl", default=os.environ.get("HWKIT_IMPL", "homework"),
                     help="what to grade: homework (default), solutions, a folder of modules, or a .ipynb")
     group.addoption("--results-file", default=None, help="write JSON-lines events for the grader here")
+    group.addoption("--check-timeout", type=float, default=None,
+                    help="with --results-file: after this many seconds in one check, write where the code is "
+                         "to <results-file>.hang and exit (the grader reports the check as timed out)")
 
 
 def pytest_configure(config):
@@ -44,6 +50,10 @@ def pytest_configure(config):
     path = config.getoption("--results-file", default=None)
     if path:
         _RESULTS = open(path, "a", encoding="utf-8", buffering=1)
+        global _HANG, _HANG_AFTER
+        _HANG_AFTER = config.getoption("--check-timeout", default=None)
+        if _HANG_AFTER:
+            _HANG = open(str(path) + ".hang", "w", encoding="utf-8")
 
 
 def pytest_unconfigure(config):
@@ -306,6 +316,8 @@ def pytest_runtest_makereport(item, call):
         kind, message = explain(call.excinfo, item.config)
         item._hw_failure = (kind, message, report.longreprtext)
     if call.when == "teardown":
+        if _HANG is not None:
+            faulthandler.cancel_dump_traceback_later()
         title, weight, bonus = _title(item)
         failure = getattr(item, "_hw_failure", None)
         _emit({
@@ -324,6 +336,10 @@ def pytest_runtest_makereport(item, call):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item, nextitem):
+    if _HANG is not None:
+        # a watchdog thread in C: it dumps every thread's stack and exits even while the student's code
+        # holds the interpreter in an endless loop (no signals, so it works on Windows too)
+        faulthandler.dump_traceback_later(_HANG_AFTER, exit=True, file=_HANG)
     title, weight, bonus = _title(item)
     _emit({"event": "start", "nodeid": item.nodeid, "name": item.name, "title": title, "weight": weight,
            "bonus": bonus})

@@ -1,14 +1,18 @@
 """Running one part's graded checks in a child process that may hang, crash or exit.
 
 The child is ``python -m pytest <part's test file> --impl ... --results-file F``; the parent follows
-F line by line. When a check runs past its time limit the child is killed, that check is marked
-«превышено время», and a fresh child grades the checks that remain; a child that dies in the middle
-of a check (``os._exit``, a crash) is treated the same way. No signals, so it works on Windows too.
+F line by line. When a check runs past its time limit, the child's watchdog (faulthandler, see
+``--check-timeout`` in plugin.py) writes where the code was and ends the child (the parent kills it a
+little later if that fails); that check is marked «превышено время» with the function and line, and a
+fresh child grades the checks that remain. A child that dies in the middle of a check (``os._exit``, a
+crash) is treated the same way. No signals, so it works on Windows too.
 """
 from __future__ import annotations
 
 import json
+import linecache
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -63,11 +67,12 @@ class PartResult:
         return sum(c.passed for c in self.checks)
 
 
-def _child_command(test_args: list[str], impl: str, results: Path) -> list[str]:
+def _child_command(test_args: list[str], impl: str, results: Path, limit: float) -> list[str]:
     # The child runs in a scratch folder (files the student's code writes with relative paths land
     # there, not in the repository or the student's folder), so the tests are named by absolute paths.
     test_args = [f"{ROOT.as_posix()}/{a}" for a in test_args]
     return [sys.executable, "-m", "pytest", *test_args, "--impl", impl, "--results-file", str(results),
+            "--check-timeout", str(limit),
             "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-o", "addopts=", "--rootdir", str(ROOT),
             "-c", str(ROOT / "pyproject.toml"), "--no-header", "-W", "ignore"]
 
@@ -105,7 +110,8 @@ def run_part(hw: Homework, part: Part, impl: str, selection: list[str] | None = 
         for attempt in range(1000):
             results_file = Path(tmp) / f"results-{attempt}.jsonl"
             args = pending if pending is not None else [rel]
-            outcome = _run_child(_child_command(args, impl, results_file), results_file, limit, Path(tmp))
+            outcome = _run_child(_child_command(args, impl, results_file, limit), results_file, limit, Path(tmp),
+                                 _impl_path(hw, impl))
             for line in outcome.notes:
                 if line not in result.notes:
                     result.notes.append(line)
@@ -148,7 +154,11 @@ class _ChildOutcome:
     meta: dict[str, dict] = field(default_factory=dict)
 
 
-def _run_child(cmd: list[str], results_file: Path, limit: float, tmp: Path) -> _ChildOutcome:
+def _impl_path(hw: Homework, impl: str) -> Path:
+    return ROOT / impl / hw.name if impl in ("homework", "solutions") else Path(impl)
+
+
+def _run_child(cmd: list[str], results_file: Path, limit: float, tmp: Path, inside: Path) -> _ChildOutcome:
     out_path = tmp / "child-output.txt"
     results_file.touch()
     with open(out_path, "wb") as out:
@@ -178,8 +188,8 @@ def _run_child(cmd: list[str], results_file: Path, limit: float, tmp: Path) -> _
             if code is not None:
                 break
             now = time.monotonic()
-            if current is not None and now - since > limit:
-                killed = True
+            if current is not None and now - since > limit + _KILL_GRACE:
+                killed = True  # the child's own watchdog (--check-timeout) should have ended it already
             elif current is None and (now - last_event > max(limit, _IDLE_LIMIT)
                                       or finished_at is not None and now - finished_at > _EXIT_GRACE):
                 # outside any check: a thread or an atexit handler of the student's code keeps the
@@ -203,7 +213,10 @@ def _run_child(cmd: list[str], results_file: Path, limit: float, tmp: Path) -> _
     output = _read_tail(out_path)
     interrupted = None
     hung = False
-    if killed:
+    hang_file = Path(str(results_file) + ".hang")
+    dump = hang_file.read_text(encoding="utf-8", errors="replace") if hang_file.is_file() else ""
+    if killed or (dump.strip() and not finished):
+        where = _hang_location(dump, inside)
         if loading:
             hung = True
             message = (f"превышено время ({limit:g} с) при загрузке модуля {loading}.py: "
@@ -211,7 +224,7 @@ def _run_child(cmd: list[str], results_file: Path, limit: float, tmp: Path) -> _
         else:
             message = (f"превышено время ({limit:g} с): проверка не закончилась. "
                        "Нет ли бесконечного цикла (while без выхода, условие остановки, которое не выполняется)?")
-        interrupted = (current, "timeout", message)
+        interrupted = (current, "timeout", message + (f"\n{where}" if where else ""))
     elif stuck and not finished:
         interrupted = (None, "timeout", f"процесс проверки завис вне проверок и был остановлен:\n{_tail(output)}")
     elif not finished and loading and current:
@@ -234,6 +247,30 @@ def _failed(start: dict, kind: str, message: str) -> CheckResult:
                        weight=start.get("weight", 1.0), bonus=start.get("bonus", False))
 
 
+_FRAME = re.compile(r'File "(.+)", line (\d+) in (\S+)')
+
+
+def _hang_location(dump: str, inside: Path) -> str:
+    """Where the student's code was when the watchdog fired: the most recent frame in their files."""
+    for match in _FRAME.finditer(dump):
+        filename, line, func = match.group(1), int(match.group(2)), match.group(3)
+        if filename.startswith("<"):  # a notebook cell; faulthandler escapes non-ASCII characters
+            name = filename.encode("ascii", "backslashreplace").decode("unicode_escape")
+            if name.startswith("<ячейка"):
+                return f"В этот момент выполнялась функция {func} ({name[1:-1]}, строка {line})."
+            continue
+        try:
+            if not Path(filename).resolve().is_relative_to(inside.resolve() if inside.is_dir() else inside.parent):
+                continue
+        except (OSError, ValueError):
+            continue
+        code = linecache.getline(filename, line).strip()
+        return (f"В этот момент выполнялась функция {func} ({Path(filename).name}, строка {line})"
+                + (f": «{code}»" if code else "") + ".")
+    return ""
+
+
+_KILL_GRACE = 3.0  # s after the time limit before the parent kills a child whose watchdog did not end it
 _IDLE_LIMIT = 60.0  # s without any event outside a check (startup and collection take well under a second)
 _EXIT_GRACE = 3.0  # s the child may take to exit after its last check
 

@@ -16,13 +16,14 @@ from test_robustness import snapshot
 
 SOLUTION = (ROOT / "solutions" / HW / "ppo.py").read_text(encoding="utf-8")
 
-SUBMISSIONS = {  # name -> ppo.py, or None for the notebook
+SUBMISSIONS = {  # name -> ppo.py, or None for a notebook
     "anna": SOLUTION,
     "boris": "while True:\n    pass\n",
     "clara": None,
     "dmitry": SOLUTION + "\n\ndef broken(:\n    pass\n",
     "elena": "import os\nos._exit(0)\n",
     # tries to break a classmate's work: overwrites anna's ppo.py and writes next to itself
+    "greta": None,  # a folder holding one notebook
     "fedor": SOLUTION + "\n\nfrom pathlib import Path as _P\n"
              "_here = _P(__file__).resolve().parent\n"
              "for _p in [_here.parent / 'anna' / 'ppo.py', _here / 'written.txt']:\n"
@@ -46,7 +47,10 @@ def batch(tmp_path_factory):
     folder = tmp / "submissions"
     folder.mkdir()
     for name, source in SUBMISSIONS.items():
-        if source is None:
+        if source is None and name == "greta":
+            (folder / name).mkdir()
+            _notebook(folder / name / "домашка.ipynb")
+        elif source is None:
             _notebook(folder / f"{name}.ipynb")
         else:
             (folder / name).mkdir()
@@ -71,10 +75,10 @@ def test_batch_finishes_with_one_row_per_submission_in_name_order(batch):
 def test_scores_are_right_for_good_and_broken_submissions(batch):
     _, rows = batch
     score = {r["submission"]: float(r["ppo"]) for r in rows}
-    assert score["anna"] == 20 and score["clara"] == 20 and score["fedor"] == 20
+    assert score["anna"] == 20 and score["clara"] == 20 and score["fedor"] == 20 and score["greta"] == 20
     assert score["boris"] == 0 and score["dmitry"] == 0 and score["elena"] == 0
     kinds = {r["submission"]: r["kind"] for r in rows}
-    assert kinds["clara"] == "notebook" and kinds["anna"] == "folder"
+    assert kinds["clara"] == kinds["greta"] == "notebook" and kinds["anna"] == "folder"
     assert all(int(r["checks"]) >= 30 for r in rows)  # every broken one was still graded check by check
 
 

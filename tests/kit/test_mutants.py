@@ -1,6 +1,7 @@
 """Every typical mistake the kit knows (tests/kit/mutants/<hw>/<part>/*.py) is rejected by a graded check."""
 import ast
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -38,11 +39,26 @@ def test_there_are_mutants_for_every_part():
             assert n >= 5, f"{name}/{part.id}: only {n} typical mistakes"
 
 
+@pytest.fixture(scope="module")
+def graded_mutants(request, tmp_path_factory):
+    """Grades every selected mutant two at a time (one child process each), as soon as the first test asks."""
+    selected = [item.callspec.params["path"] for item in request.session.items
+                if item.originalname == "test_mutant_is_rejected" and hasattr(item, "callspec")]
+
+    def grade(path):
+        hw, part, folder = _mutant_folder(path, tmp_path_factory.mktemp(path.stem))
+        return run_part(hw, part, str(folder), selection=_caught_by(path))
+
+    pool = ThreadPoolExecutor(max_workers=2)
+    futures = {path: pool.submit(grade, path) for path in selected}
+    yield futures
+    pool.shutdown(wait=True)
+
+
 @pytest.mark.parametrize("path", CASES, ids=[f"{p.parent.name}/{p.stem}" for p in CASES])
-def test_mutant_is_rejected(path, tmp_path):
+def test_mutant_is_rejected(path, graded_mutants):
     assert ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))), "say the mistake in the docstring"
-    hw, part, folder = _mutant_folder(path, tmp_path)
-    result = run_part(hw, part, str(folder), selection=_caught_by(path))
+    result = graded_mutants[path].result()
     assert not result.error, result.error
     assert result.checks, "no check ran"
     caught = [c for c in result.checks if not c.passed and c.kind in ("check", "error", "timeout")]

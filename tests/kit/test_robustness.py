@@ -81,6 +81,8 @@ def test_infinite_loop_fails_that_check_with_a_time_limit_and_the_rest_is_graded
     for name in hung:
         assert checks[name]["extra_data"]["kind"] == "timeout"
         assert "превышено время (1 с)" in checks[name]["output"]
+        # where the loop was: the function, the file and the line of the student's code
+        assert "функция gae (ppo.py, строка" in checks[name]["output"]
     # the checks after each hang ran in a fresh process and passed: 1 + 5 clipping cases + 1
     assert sum(t["status"] == "passed" for t in checks.values()) == 7
     assert "превышено время (1 с)" in proc.stdout
