@@ -198,7 +198,7 @@ class NotebookImplementation(_ProvidedModules):
         module.__file__ = str(self.path)
         module.display = _display  # IPython's builtin, so that a cell calling display(...) still runs
         sys.modules["notebook"] = module
-        with _working_directory(self.path.parent):
+        with working_directory(self.path.parent):
             for number, source in cells:
                 try:
                     code = compile(source, f"<ячейка {number}>", "exec")
@@ -277,7 +277,7 @@ def _display(*objects, **kwargs) -> None:
 
 
 @contextlib.contextmanager
-def _working_directory(path: Path):
+def working_directory(path: Path):
     old = os.getcwd()
     os.chdir(path)
     try:

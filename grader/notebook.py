@@ -81,8 +81,8 @@ def _run_in_process(hw, part, namespace: dict, selection: list[str] | None):
     import pytest
 
     from grader import plugin
-    from grader.runner import PartResult, _Reader, _collection_error
-    from grader.runner import CheckResult
+    from grader.loading import working_directory
+    from grader.runner import PYTEST_FLAGS, PartResult, Reader, check_results, collection_error, notes
 
     started = time.perf_counter()
     result = PartResult(part)
@@ -99,40 +99,25 @@ def _run_in_process(hw, part, namespace: dict, selection: list[str] | None):
         with tempfile.TemporaryDirectory(prefix="hwcheck-") as tmp:
             results_file = Path(tmp) / "results.jsonl"
             results_file.touch()
-            args = [*targets, "--impl", impl, "--results-file", str(results_file), "-q",
-                    "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:faulthandler", "-o", "addopts=",
-                    "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"), "--no-header", "--capture=sys"]
+            args = [*targets, "--impl", impl, "--results-file", str(results_file), *PYTEST_FLAGS,
+                    "-p", "no:faulthandler", "--capture=sys"]
             with contextlib.ExitStack() as stack:
                 stack.enter_context(contextlib.redirect_stdout(output))
                 stack.enter_context(contextlib.redirect_stderr(output))
                 stack.enter_context(warnings.catch_warnings())
-                stack.enter_context(_chdir(ROOT))
+                stack.enter_context(working_directory(ROOT))
                 pytest.main(args)
-            reader = _Reader(results_file)
+            reader = Reader(results_file)
             reader.read()
     finally:
         plugin.forget_namespace(impl)
         _restore_random_states(random_states)
-    records = reader.records
-    fields = ("nodeid", "name", "title", "outcome", "kind", "message", "traceback", "weight", "bonus")
-    result.checks = [CheckResult(**{k: r[k] for k in fields}) for r in records if r.get("event") == "result"]
-    result.notes = [line for r in records if r.get("event") == "notes" for line in r["lines"]]
+    result.checks = check_results(reader.records)
+    result.notes = notes(reader.records)
     if not result.checks:
-        result.error = _collection_error(output.getvalue(), selection)
+        result.error = collection_error(output.getvalue(), selection)
     result.seconds = time.perf_counter() - started
     return result
-
-
-@contextlib.contextmanager
-def _chdir(path: Path):
-    import os
-
-    old = os.getcwd()
-    os.chdir(path)
-    try:
-        yield
-    finally:
-        os.chdir(old)
 
 
 def _random_states():

@@ -67,14 +67,27 @@ class PartResult:
         return sum(c.passed for c in self.checks)
 
 
+PYTEST_FLAGS = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-o", "addopts=", "--rootdir", str(ROOT),
+                "-c", str(ROOT / "pyproject.toml"), "--no-header"]
+
+
 def _child_command(test_args: list[str], impl: str, results: Path, limit: float) -> list[str]:
     # The child runs in a scratch folder (files the student's code writes with relative paths land
     # there, not in the repository or the student's folder), so the tests are named by absolute paths.
     test_args = [f"{ROOT.as_posix()}/{a}" for a in test_args]
     return [sys.executable, "-m", "pytest", *test_args, "--impl", impl, "--results-file", str(results),
-            "--check-timeout", str(limit),
-            "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-o", "addopts=", "--rootdir", str(ROOT),
-            "-c", str(ROOT / "pyproject.toml"), "--no-header", "-W", "ignore"]
+            "--check-timeout", str(limit), *PYTEST_FLAGS, "-W", "ignore"]
+
+
+def check_results(records: list[dict]) -> list[CheckResult]:
+    """The checks that finished, from the plugin's events."""
+    fields = ("nodeid", "name", "title", "outcome", "kind", "message", "traceback", "weight", "bonus")
+    return [CheckResult(**{k: rec[k] for k in fields}) for rec in records if rec.get("event") == "result"]
+
+
+def notes(records: list[dict]) -> list[str]:
+    """What the implementation reported while loading (a notebook's cells that failed)."""
+    return [line for rec in records if rec.get("event") == "notes" for line in rec["lines"]]
 
 
 def _child_env() -> dict[str, str]:
@@ -122,7 +135,7 @@ def run_part(hw: Homework, part: Part, impl: str, selection: list[str] | None = 
                 done[rec.nodeid] = rec
             if outcome.interrupted is None:
                 if not collected and not done:
-                    result.error = _collection_error(outcome.output, selection)
+                    result.error = collection_error(outcome.output, selection)
                 break
             nodeid, kind, message = outcome.interrupted
             if nodeid is None:  # died before any check started: nothing more can be learned by retrying
@@ -166,7 +179,7 @@ def _run_child(cmd: list[str], results_file: Path, limit: float, tmp: Path, insi
         scratch.mkdir()
         proc = subprocess.Popen(cmd, cwd=str(scratch), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                 env=_child_env())
-        reader = _Reader(results_file)
+        reader = Reader(results_file)
         current, since, loading = None, time.monotonic(), None
         last_event, finished_at = time.monotonic(), None
         killed = stuck = False
@@ -202,13 +215,10 @@ def _run_child(cmd: list[str], results_file: Path, limit: float, tmp: Path, insi
             time.sleep(0.02)
     for rec in reader.read():
         pass
-    results = [CheckResult(**{k: rec[k] for k in ("nodeid", "name", "title", "outcome", "kind", "message",
-                                                     "traceback", "weight", "bonus")})
-               for rec in reader.records if rec.get("event") == "result"]
+    results = check_results(reader.records)
     collected_event = next((rec for rec in reader.records if rec.get("event") == "collected"), None)
     collected = collected_event["nodeids"] if collected_event else None
     meta = {m["nodeid"]: m for m in (collected_event or {}).get("items", [])}
-    notes = [line for rec in reader.records if rec.get("event") == "notes" for line in rec["lines"]]
     finished = any(rec.get("event") == "finished" for rec in reader.records)
     output = _read_tail(out_path)
     interrupted = None
@@ -238,7 +248,7 @@ def _run_child(cmd: list[str], results_file: Path, limit: float, tmp: Path, insi
                    "os._exit, завершил интерпретатор или упал. Остальные проверки продолжены отдельно.")
         interrupted = (current, "crash", message) if current else (None, "crash", _tail(output) or message)
     started = {rec["nodeid"]: rec for rec in reader.records if rec.get("event") == "start"}
-    return _ChildOutcome(results, collected, notes, started, interrupted, hung, output, meta)
+    return _ChildOutcome(results, collected, notes(reader.records), started, interrupted, hung, output, meta)
 
 
 def _failed(start: dict, kind: str, message: str) -> CheckResult:
@@ -287,13 +297,13 @@ def _tail(text: str, lines: int = 15) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
 
-def _collection_error(output: str, selection: list[str] | None) -> str:
+def collection_error(output: str, selection: list[str] | None) -> str:
     if selection and ("not found" in output or "no match" in output):
         return f"нет проверки с таким именем: {', '.join(selection)}"
     return "не удалось собрать проверки:\n" + _tail(output)
 
 
-class _Reader:
+class Reader:
     """Reads complete JSON lines appended to a file by the child."""
 
     def __init__(self, path: Path):
