@@ -182,7 +182,9 @@ def ppo_update(theta, w, batch, rng, opt, lr=0.05, n_epochs=4, n_minibatches=4, 
              встретиться несколько раз);
           5. opt["t"] += 1, шаг adam_step для theta и для w;
           6. статистика до шага: clipfrac — доля настоящих токенов с |ρ − 1| > ε,
-             approx_kl — среднее по настоящим токенам (logp_old − log π_θ) — оценка KL(π_old ‖ π_θ).
+             approx_kl — среднее по настоящим токенам (logp_old − log π_θ) — оценка KL(π_old ‖ π_θ),
+             value_loss — значение critic_loss этого мини-батча.
+    Возвращаемый opt — с новыми моментами m, v и счётчиком t: следующее обновление продолжает с них.
     """
     # TODO: ваш код
     raise NotImplementedError("TODO: ppo_update")

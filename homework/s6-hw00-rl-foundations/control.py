@@ -44,7 +44,7 @@ def q_learning(env, n_episodes, alpha=0.5, gamma=1.0, epsilon=0.1, seed=0):
                      первый эпизод начинается с env.reset(seed=seed), следующие — с env.reset().
     Возвращает (Q, episode_returns):
         Q               — np.ndarray [S, A], S = env.observation_space.n, A = env.action_space.n, вначале нули;
-        episode_returns — np.ndarray [n_episodes], сумма наград каждого эпизода (без дисконта).
+        episode_returns — np.ndarray [n_episodes], сумма наград каждого эпизода (без дисконта, при любом γ).
 
     Шаг алгоритма (в s выбрали a = ε-жадно по Q(s, ·), получили r, s'):
         Q(s, a) ← Q(s, a) + α·(r + γ·max_b Q(s', b)·(1 − terminated) − Q(s, a)).
@@ -63,7 +63,8 @@ def sarsa(env, n_episodes, alpha=0.5, gamma=1.0, epsilon=0.1, seed=0):
     Шаг алгоритма (S, A, R, S', A'):
         в s' выбираем a' = ε-жадно по Q(s', ·) — и это же действие делаем на следующем шаге;
         Q(s, a) ← Q(s, a) + α·(r + γ·Q(s', a')·(1 − terminated) − Q(s, a)).
-    В конечном s' следующего действия нет: цель равна r. Первое действие эпизода выбирается
+    В конечном s' следующего действия нет: цель равна r. При truncated s' не конечное: a' выбирается
+    ε-жадно и бутстрап остаётся, хотя эпизод на этом кончается. Первое действие эпизода выбирается
     ε-жадно в стартовом состоянии.
     """
     # TODO: ваш код

@@ -36,6 +36,8 @@ def mc_prediction(episodes, n_states, gamma, first_visit=True, alpha=None):
         alpha is None — выборочное среднее: V(s) = среднее всех учтённых отдач из s
                         (инкрементно: N(s) += 1, V(s) += (G_t − V(s)) / N(s));
         alpha задан   — постоянный шаг: V(s) += α·(G_t − V(s)), шаги эпизода — по порядку t = 0, 1, …
+                        (every-visit можно проходить и с конца, t = T−1, …, 0, как в псевдокоде учебника:
+                        проверка примет оба порядка; у first-visit порядок не важен)
     first_visit = True — в каждом эпизоде учитываем только ПЕРВОЕ посещение s;
     first_visit = False — каждое посещение (every-visit).
 

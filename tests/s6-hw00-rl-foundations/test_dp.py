@@ -76,8 +76,14 @@ def evaluation_mistakes(P, R, policy, gamma):
     S = len(r_pi)
     out = {"взят max по действиям, а не среднее по π (получилась V*, а не V^π)": oracle_v_star(P, R, gamma)
            if R.shape[0] <= 8 else None,
-           "P_π транспонирована: (I − γP_πᵀ)V = r_π": np.linalg.solve(np.eye(S) - gamma * P_pi.T, r_pi)}
+           "P_π транспонирована: (I − γP_πᵀ)V = r_π": np.linalg.solve(np.eye(S) - gamma * P_pi.T, r_pi),
+           "награды не взвешены по π: r_π взято как среднее R по действиям":
+               np.linalg.solve(np.eye(S) - gamma * P_pi, R.mean(axis=1))}
     return {k: v for k, v in out.items() if v is not None}
+
+
+CONVERGE = ("если ответ близок, но не совпадает, итерации остановлены слишком рано: повторяйте, пока "
+            "max_s |V_{k+1}(s) − V_k(s)| ≥ tol (tol = 1e-10 по умолчанию), а не фиксированное число раз.")
 
 
 def check_policy(policy, S, A, what):
@@ -141,8 +147,8 @@ def test_chain_optimal(dp, method, gamma, best, v0):
     """«Остаться» навсегда стоит 1 / (1 − γ): 10 при γ = 0.9 (лучше, чем уйти за 5) и 2 при γ = 0.5 (хуже)."""
     V, policy = check_pair(getattr(dp, method)(CHAIN_P, CHAIN_R, gamma), f"{method} возвращает (V, policy)",
                            names=("V", "policy"))
-    check_close(V, [v0, 0.0], what=f"{method} для цепочки, γ = {gamma}: V*", atol=1e-6,
-                hint="V*(s) = max_a (R[s, a] + γ·Σ P[s, a, s']·V*(s')).",
+    check_close(V, [v0, 0.0], what=f"{method} для цепочки, γ = {gamma}: V* (с точностью 1e-6)", atol=1e-6,
+                hint="V*(s) = max_a (R[s, a] + γ·Σ P[s, a, s']·V*(s')); " + CONVERGE,
                 mistakes={"вернули ценность исходной случайной политики (policy iteration остановилась после "
                           "первого улучшения)": [3 / (1 - 0.5 * gamma), 0.0]})
     policy = check_policy(policy, 2, 2, f"{method} для цепочки")
@@ -208,7 +214,7 @@ def test_gridworld_5x5_optimal(dp, envs, method):
                     hint="V_{k+1}(s) = max_a (R[s, a] + γ·Σ P[s, a, s']·V_k(s')).")
     policy = check_policy(policy, 25, 4, f"{method} на сетке 5×5")
     V_star = oracle_v_star_large(P, R, 0.9)
-    check_close(V, V_star, atol=1e-6, what=f"{method} на сетке 5×5: точная V*")
+    check_close(V, V_star, atol=1e-6, what=f"{method} на сетке 5×5: точная V* (с точностью 1e-6)", hint=CONVERGE)
     check_greedy(policy, oracle_q(P, R, V_star, 0.9), f"{method} на сетке 5×5")
     check_close(oracle_evaluate(P, R, policy, 0.9), V_star, atol=1e-6,
                 what=f"ценность политики из {method} (посчитана тестом) равна V*")
@@ -229,7 +235,8 @@ def test_gridworld_4x3(dp, envs, method):
     # states in row order, the wall left out: top row, middle row (without the wall), bottom row
     expected = [0.812, 0.868, 0.918, 0.0, 0.762, 0.660, 0.0, 0.705, 0.655, 0.611, 0.388]
     V, policy = check_pair(getattr(dp, method)(P, R, 1.0), f"{method} возвращает (V, policy)", names=("V", "policy"))
-    check_close(V, expected, atol=0.0005 + 1e-9, what=f"{method} на мире 4×3 при γ = 1 (ценности с точностью 0.001)",
+    check_close(V, expected, atol=0.0005 + 1e-9,
+                what=f"{method} на мире 4×3 при γ = 1 (ценности учебника, округлённые до 0.001: допуск 0.0005)",
                 hint="R[s, a] — уже ожидаемая награда с учётом скольжения; конечные клетки поглощают с нулевой наградой.")
     policy = check_policy(policy, 11, 4, f"{method} на мире 4×3")
     # the textbook's policy: up the left column, right along the top, the bottom row heads left (the long way round)
@@ -261,7 +268,9 @@ def test_evaluation_random(dp, seed):
         got = getattr(dp, method)(*copies, gamma)
         check_close(got, exp32 if seed == 2 else expected, atol=atol, rtol=1e-4 if seed == 2 else 1e-7,
                     what=f"{method} на случайной MDP: S = {S}, A = {A}, γ = {gamma:.3f}"
-                         + (", входы float32" if seed == 2 else ""),
+                         + (", входы float32 (с точностью 1e-4)" if seed == 2 else " (с точностью 1e-7)"),
+                    hint="V^π = r_π + γ·P_π·V^π, r_π[s] = Σ_a π(a|s)·R[s, a], P_π[s, s'] = Σ_a π(a|s)·P[s, a, s']"
+                         + ("; " + CONVERGE if method == "policy_evaluation" else "."),
                     mistakes=evaluation_mistakes(P, R, pi, gamma))
         for name, before, after in zip(["P", "R", "policy"], args, copies):
             check_unchanged(before, after, name=name, function=method)
@@ -296,8 +305,9 @@ def test_optimal_random(dp, seed):
     for method in ["value_iteration", "policy_iteration"]:
         copies = [P.copy(), R.copy()]
         V, policy = check_pair(getattr(dp, method)(*copies, gamma), f"{method} возвращает (V, policy)", names=("V", "policy"))
-        V = check_close(V, V_star, atol=1e-6, what=f"{method}: V* случайной MDP (S = {S}, A = {A}, γ = {gamma:.3f})",
-                        hint="V* — лучшая из ценностей всех детерминированных политик (тест перебрал их все).")
+        V = check_close(V, V_star, atol=1e-6,
+                        what=f"{method}: V* случайной MDP (S = {S}, A = {A}, γ = {gamma:.3f}), с точностью 1e-6",
+                        hint="V* — лучшая из ценностей всех детерминированных политик (тест перебрал их все); " + CONVERGE)
         check_close(np.max(R + gamma * P @ V, axis=1), V, atol=1e-6,
                     what=f"{method}: V удовлетворяет уравнению оптимальности V(s) = max_a (R + γ·P·V)")
         policy = check_policy(policy, S, A, method)
@@ -351,7 +361,7 @@ def _bad_inputs():
     return P, R, pi, V, P_bad
 
 
-@graded("Плохой вход: строки P не дают в сумме 1 → ValueError во всех пяти функциях")
+@graded("Плохой вход: строки P или policy — не распределения (сумма ≠ 1 или вероятность < 0) → ValueError")
 def test_bad_rows(dp):
     P, R, pi, V, P_bad = _bad_inputs()
     calls = {"solve_bellman": lambda: dp.solve_bellman(P_bad, R, pi, 0.9),
@@ -367,6 +377,23 @@ def test_bad_rows(dp):
     for name in ["solve_bellman", "policy_evaluation"]:
         expect_value_error(lambda: getattr(dp, name)(P, R, pi_bad, 0.9), f"{name}: строка политики в сумме 1.4",
                            "строки policy — распределения π(·|s): проверьте policy.sum(axis=1) ≈ 1.")
+    # rows that do sum to 1 but hold a negative "probability"
+    P_neg = P.copy()
+    P_neg[1, 0] = [1.2, -0.2, 0.0, 0.0]
+    pi_neg = pi.copy()
+    pi_neg[2] = [1.5, -0.5]
+    calls = {"solve_bellman": lambda: dp.solve_bellman(P_neg, R, pi, 0.9),
+             "policy_evaluation": lambda: dp.policy_evaluation(P_neg, R, pi, 0.9),
+             "q_from_v": lambda: dp.q_from_v(P_neg, R, V, 0.9),
+             "value_iteration": lambda: dp.value_iteration(P_neg, R, 0.9),
+             "policy_iteration": lambda: dp.policy_iteration(P_neg, R, 0.9)}
+    for name, call in calls.items():
+        expect_value_error(call, f"{name}: строка P[1, 0, :] = [1.2, −0.2, 0, 0] (сумма 1, но вероятность < 0)",
+                           "сумма строки — не всё: вероятности ещё и неотрицательны. Проверьте np.all(P >= 0).")
+    for name in ["solve_bellman", "policy_evaluation"]:
+        expect_value_error(lambda: getattr(dp, name)(P, R, pi_neg, 0.9),
+                           f"{name}: строка политики [1.5, −0.5] (сумма 1, но вероятность < 0)",
+                           "π(a|s) ≥ 0: проверьте np.all(policy >= 0), а не только сумму строк.")
 
 
 @graded("Плохой вход: несогласованные формы P, R, policy, V → ValueError")

@@ -148,6 +148,8 @@ def test_returns_random(mc_td, seed):
 EP1 = [(0, 1.0, 1, False), (1, 0.0, 0, False), (0, 2.0, 2, False), (2, 3.0, 3, True)]
 EP2 = [(1, 4.0, 0, False), (0, 0.0, 3, True)]
 HAND = [EP1, EP2]
+HAND_TEXT = ("эпизоды [(0, 1, 1), (1, 0, 0), (0, 2, 2), (2, 3, 3, конец)] и [(1, 4, 0), (0, 0, 3, конец)] "
+             "— переходы (s, r, s')")
 
 
 @graded("Монте-Карло на двух эпизодах: first-visit V(0) = 0.9375, every-visit V(0) ≈ 1.7917")
@@ -163,11 +165,13 @@ def test_mc_first_vs_every_visit(mc_td, first_visit):
     every = [(1.875 + 3.5 + 0.0) / 3, 2.875, 3.0, 0.0]
     got = check_vector(mc_td.mc_prediction(episodes, 4, 0.5, first_visit=first_visit), 4, "mc_prediction")
     name = "first-visit" if first_visit else "every-visit"
-    check_close(got, first if first_visit else every, what=f"mc_prediction, {name}, γ = 0.5 (см. docstring теста)",
+    check_close(got, first if first_visit else every, what=f"mc_prediction, {name}, γ = 0.5; {HAND_TEXT}",
                 hint="first-visit — только первое посещение состояния в эпизоде, every-visit — все посещения; "
-                     "V(s) — среднее учтённых отдач G_t.",
+                     "V(s) — среднее учтённых отдач G_t. Отдачи эпизодов: G = [1.875, 1.75, 3.5, 3] и [4, 0].",
                 mistakes={"every-visit вместо first-visit": every, "first-visit вместо every-visit": first,
                           "учтено последнее посещение, а не первое": [1.75, 2.875, 3.0, 0.0],
+                          "посещения запоминаются через все эпизоды (множество посещённых не обнуляется в начале "
+                          "эпизода)": [1.875, 1.75, 3.0, 0.0],
                           "отдачи без дисконта (γ = 1)": mc_oracle(HAND, 4, 1.0, first_visit),
                           "в V записаны награды, а не отдачи": mc_oracle([[(s, r, r, True) for s, r, _, _ in ep]
                                                                           for ep in HAND], 4, 0.0, first_visit)})
@@ -181,7 +185,7 @@ def test_mc_constant_alpha(mc_td):
         эпизод 2: V(1) = 0.875 + 0.5·(4 − 0.875) = 2.4375;  V(0) = 0.9375 + 0.5·(0 − 0.9375) = 0.46875
     """
     got = check_vector(mc_td.mc_prediction(copy.deepcopy(HAND), 4, 0.5, first_visit=True, alpha=0.5), 4, "mc_prediction")
-    check_close(got, [0.46875, 2.4375, 1.5, 0.0], what="mc_prediction, first-visit, γ = 0.5, α = 0.5",
+    check_close(got, [0.46875, 2.4375, 1.5, 0.0], what=f"mc_prediction, first-visit, γ = 0.5, α = 0.5; {HAND_TEXT}",
                 hint="с заданным alpha шаг постоянный: V(s) += α·(G_t − V(s)), без счётчиков посещений.",
                 mistakes={"alpha проигнорирован: выборочные средние": [0.9375, 2.875, 3.0, 0.0]})
 
@@ -224,7 +228,8 @@ def test_td0_hand(mc_td):
     before = V0.copy()
     episode = [(0, 1.0, 1, False), (1, 0.0, 0, False), (0, 1.0, 2, True)]
     got = check_vector(mc_td.td0_prediction([episode], 3, 0.5, 1.0, V0=V0), 3, "td0_prediction")
-    check_close(got, [1.0, 0.75, 0.5], what="td0_prediction на эпизоде из docstring теста (α = 0.5, γ = 1)",
+    check_close(got, [1.0, 0.75, 0.5],
+                what="td0_prediction: V0 = [0.5, 0.5, 0.5], α = 0.5, γ = 1, эпизод (0, +1, 1), (1, 0, 0), (0, +1, 2, конец)",
                 hint="δ = r + γ·V(s')·(1 − terminated) − V(s); V(s) += α·δ сразу после каждого перехода.",
                 mistakes={"у конечного перехода бутстрапится V(s') (нет маски terminated)": [1.25, 0.75, 0.5],
                           "в цели TD стоит V текущего состояния, а не следующего": [1.5, 0.5, 0.5],
@@ -262,7 +267,9 @@ def test_td0_random(mc_td, n_epochs):
                 what=f"td0_prediction, 10 эпизодов, α = {alpha}, γ = {gamma:.3f}, n_epochs = {n_epochs}",
                 hint="переходы по порядку, эпизод за эпизодом; n_epochs — столько раз пройти весь набор.",
                 mistakes={"n_epochs проигнорирован": td0_oracle(frozen, n, alpha, gamma, V0, 1),
-                          "V0 проигнорирован (старт с нулей)": td0_oracle(frozen, n, alpha, gamma, None, n_epochs)}
+                          "V0 проигнорирован (старт с нулей)": td0_oracle(frozen, n, alpha, gamma, None, n_epochs),
+                          "каждый эпизод проигран n_epochs раз подряд, а нужно n_epochs раз пройти весь набор по порядку":
+                              td0_oracle([ep for ep in frozen for _ in range(n_epochs)], n, alpha, gamma, V0, 1)}
                 if n_epochs > 1 else {"V0 проигнорирован (старт с нулей)": td0_oracle(frozen, n, alpha, gamma, None, 1)})
     check_unchanged(V0_before, V0, name="V0", function="td0_prediction")
     check_that(episodes == frozen, what="td0_prediction не меняет эпизоды")

@@ -73,7 +73,9 @@ def test_softmax_random(policy_gradient):
     expected = np.stack([np.exp(log_softmax_oracle(row)) for row in batch])
     check_close(policy_gradient.softmax(batch), expected, atol=1e-9, what="softmax батча формы (4, 5) по последней оси",
                 hint="максимум и сумма — по последней оси: z.max(axis=-1, keepdims=True), e.sum(axis=-1, keepdims=True).",
-                mistakes={"нормировка по всему массиву, а не по каждой строке": np.exp(batch) / np.exp(batch).sum()})
+                mistakes={"нормировка по всему массиву, а не по каждой строке": np.exp(batch) / np.exp(batch).sum(),
+                          "нормировка по первой оси (по столбцам), а не по последней":
+                              np.exp(batch) / np.exp(batch).sum(axis=0, keepdims=True)})
 
 
 @graded("softmax численно устойчив: логиты ±1000 без переполнения и NaN")
@@ -195,7 +197,7 @@ def test_bandit_table(policy_gradient, use_baseline, seed, pi, var):
     got_pi = as_array(got_pi, "pi из reinforce_bandit", ndim=1)
     check_that(got_pi.shape == (3,) and abs(got_pi.sum() - 1) < 1e-6, what="pi — распределение над тремя рычагами",
                expected="массив [3] с суммой 1", got=f"форма {got_pi.shape}, сумма {got_pi.sum():.4f}")
-    protocol = ("протокол случайности из docstring: один rng = default_rng(seed); на шаге сначала rng.choice(3, p=π), "
+    protocol = ("Протокол случайности из docstring: один rng = default_rng(seed); на шаге сначала rng.choice(3, p=π), "
                 "потом rng.normal(0, 1); b обновляется после шага с темпом 0.05; pi — политика ДО последнего обновления.")
     check_close(np.round(got_pi, 2), pi, atol=1e-9, rtol=0,
                 what=f"π после 2000 шагов (округлено до 0.01), baseline={use_baseline}, seed={seed}; без округления: "

@@ -175,11 +175,13 @@ def test_gae_types_and_inputs(ppo):
     r_copy, v_copy = rewards.copy(), values.copy()
     expected = gae_explicit_sum(deltas_oracle(rewards, values, 0.5, 0.99), 0.99, 0.95)
     adv, _ = check_pair(ppo.gae(rewards, values, np.float32(0.5), 0.99, 0.95), "gae на float32")
-    check_close(adv, expected, what="gae на массивах float32", atol=1e-4, rtol=1e-4)
+    check_close(adv, expected, what="gae на массивах float32", atol=1e-4, rtol=1e-4,
+                hint="приводите входы к числам: np.asarray(x, dtype=float); last_value может быть np.float32.")
     check_unchanged(r_copy, rewards, name="rewards", function="gae")
     check_unchanged(v_copy, values, name="values", function="gae")
     adv, _ = check_pair(ppo.gae(rewards.tolist(), values.tolist(), 0.5, 0.99, 0.95), "gae на списках")
-    check_close(adv, expected, what="gae на обычных списках Python", atol=1e-4, rtol=1e-4)
+    check_close(adv, expected, what="gae на обычных списках Python", atol=1e-4, rtol=1e-4,
+                hint="список нельзя сдвигать и умножать как массив: сначала np.asarray(rewards, dtype=float).")
 
 
 # ---- the clipped objective ----------------------------------------------------------------
@@ -228,7 +230,10 @@ SPINNING_UP = [(2.0, 1.5, 2.4), (-1.0, 0.5, -0.8), (2.0, 0.9, 1.8)]
 def test_clip_spinning_up(ppo, adv, ratio, value):
     new, old = _logp(ratio)
     check_float(ppo.ppo_clip_objective(new, old, [adv]), value,
-                what=f"ppo_clip_objective: Â = {adv:+g}, ρ = {ratio}, ε = 0.2")
+                what=f"ppo_clip_objective: Â = {adv:+g}, ρ = {ratio}, ε = 0.2",
+                hint="min(ρ·Â, clip(ρ, 1−ε, 1+ε)·Â): при Â > 0 выгода ограничена (1+ε)·Â, при Â < 0 — (1−ε)·Â.",
+                mistakes={"max вместо min": max(ratio * adv, np.clip(ratio, 0.8, 1.2) * adv),
+                          "без клиппинга: ρ·Â": ratio * adv})
 
 
 @graded("В клиппированной области градиент цели по log π равен нулю, в остальных — ρ·Â (конечные разности)")
@@ -320,7 +325,10 @@ def test_ppo_loss_four_actions(ppo):
                 mistakes={"цель L^CLIP взята с плюсом": 0.075 + 0.28125 - 0.01,
                           "энтропийный бонус прибавлен, а не вычтен": -0.075 + 0.28125 + 0.01,
                           "ошибка критика без квадрата": -0.075 + 0.5 * np.mean(FOUR["err"]) - 0.01,
-                          "сумма квадратов вместо среднего": -0.075 + 0.5 * 2.25 - 0.01})
+                          "сумма квадратов вместо среднего": -0.075 + 0.5 * 2.25 - 0.01,
+                          "ppo_loss сам нормирует преимущества (их нормируют до вызова)":
+                              -clip_objective_oracle(FOUR["ratio"], (np.array(FOUR["adv"]) - 0.375)
+                                                     / (np.std(FOUR["adv"]) + 1e-8), 0.2) + 0.28125 - 0.01})
 
 
 @graded("Loss PPO на случайных батчах с другими ε, c_v, c_e (seed {seed})")
@@ -382,7 +390,10 @@ def test_boundaries_hand_made(ppo):
                 mistakes={"terminated и truncated перепутаны": swapped,
                           "рекурсия не обрывается на конце эпизода": gae_explicit_sum(no_cut_delta, 0.9, 0.8),
                           "оборванный эпизод не бутстрапит V(s_{t+1})": [0.36, -2.0, 1.4 + 0.72 * 1.0, 1.0],
-                          "конечное состояние бутстрапит V(s_{t+1})": [1.8 + 0.72 * 2.5, 2.5, 4.064, 3.7]})
+                          "конечное состояние бутстрапит V(s_{t+1})": [1.8 + 0.72 * 2.5, 2.5, 4.064, 3.7],
+                          "флаги взяты со следующего шага (done_{t+1}, как dones в CleanRL)":
+                              boundary_oracle(b["rewards"], b["values"], b["next_values"], [True, False, False, False],
+                                              [False, False, True, False], 0.9, 0.8)})
     check_close(ret, np.array([0.36, -2.0, 4.064, 3.7]) + b["values"], what="gae_with_boundaries: returns = advantages + values")
 
 
@@ -400,7 +411,23 @@ def test_boundaries_random(ppo, seed):
     inputs = [rewards, values, next_values, terminated, truncated]
     copies = [x.copy() for x in inputs]
     adv, ret = check_pair(ppo.gae_with_boundaries(*copies, gamma=gamma, lam=lam), "gae_with_boundaries")
-    check_close(adv, expected, what=f"gae_with_boundaries, T = {T}, эпизодов {int(ends.sum()) + 1}, λ = {lam:.3f}")
+    never = np.zeros(T, dtype=bool)
+    mistakes = {
+        "рекурсия обрывается только на terminated, а через truncated идёт дальше":
+            boundary_oracle(rewards, values, next_values, terminated, never, gamma, lam),
+        "terminated и truncated перепутаны":
+            boundary_oracle(rewards, values, next_values, truncated, terminated, gamma, lam),
+        "конечное состояние (terminated) бутстрапит V(s_{t+1})":
+            boundary_oracle(rewards, values, next_values, never, ends, gamma, lam),
+        "рекурсия не обрывается на концах эпизодов":
+            gae_explicit_sum(rewards + gamma * np.where(terminated, 0.0, next_values) - values, gamma, lam),
+        "флаги взяты со следующего шага (done_{t+1}, как dones в CleanRL, где флаг стоит на первом шаге эпизода)":
+            boundary_oracle(rewards, values, next_values, np.append(terminated[1:], False),
+                            np.append(truncated[1:], False), gamma, lam),
+    }
+    check_close(adv, expected, what=f"gae_with_boundaries, T = {T}, эпизодов {int(ends.sum()) + 1}, λ = {lam:.3f}",
+                hint="δ_t = r_t + γ·V(s_{t+1})·(1 − terminated_t) − V(s_t);  Â_t = δ_t + γλ·(1 − done_t)·Â_{t+1}, "
+                     "done = terminated или truncated.", mistakes=mistakes)
     check_close(ret, expected + values, what="gae_with_boundaries: returns")
     for name, before, after in zip(["rewards", "values", "next_values", "terminated", "truncated"], inputs, copies):
         check_unchanged(before, after, name=name, function="gae_with_boundaries")
@@ -412,8 +439,8 @@ def test_boundaries_parallel(ppo):
     T, N = 25, 3
     rewards, values, next_values = rng.normal(size=(T, N)), rng.normal(size=(T, N)), rng.normal(size=(T, N))
     ends = rng.random((T, N)) < 0.2
-    terminated = (ends & (rng.random((T, N)) < 0.5)).astype(np.int64)  # флаги 0/1 тоже подходят
-    truncated = (ends & ~terminated.astype(bool)).astype(np.int64)
+    terminated = ends & (rng.random((T, N)) < 0.5)
+    truncated = ends & ~terminated
     adv, ret = check_pair(ppo.gae_with_boundaries(rewards, values, next_values, terminated, truncated, 0.99, 0.95),
                           "gae_with_boundaries для [T, N]")
     expected = np.stack([boundary_oracle(rewards[:, n], values[:, n], next_values[:, n], terminated[:, n],
@@ -421,6 +448,11 @@ def test_boundaries_parallel(ppo):
     check_close(adv, expected, what=f"gae_with_boundaries для батча формы ({T}, {N})",
                 hint="время — ось 0; среды не смешиваются: рекурсия идёт по t для всех столбцов сразу.")
     check_close(ret, expected + values, what="gae_with_boundaries для [T, N]: returns")
+    adv01, _ = check_pair(ppo.gae_with_boundaries(rewards, values, next_values, terminated.astype(np.int64),
+                                                  truncated.astype(np.int64), 0.99, 0.95), "gae_with_boundaries")
+    check_close(adv01, expected, what=f"gae_with_boundaries для [{T}, {N}] с флагами 0/1 (np.int64) вместо True/False",
+                hint="флаги бывают и числами 0/1: приведите их к bool (np.asarray(x, dtype=bool)) или пишите 1 − flag; "
+                     "`~` на целых числах даёт −1 и −2, а не «не конец».")
 
 
 @graded("Без концов эпизодов gae_with_boundaries совпадает с gae (last_value = next_values[-1])")
@@ -433,7 +465,9 @@ def test_boundaries_match_gae(ppo):
     adv, _ = check_pair(ppo.gae_with_boundaries(rewards, values, next_values, flags, flags, 0.95, 0.9),
                         "gae_with_boundaries")
     check_close(adv, gae_explicit_sum(deltas_oracle(rewards, values, 0.7, 0.95), 0.95, 0.9),
-                what="gae_with_boundaries на одном эпизоде, который продолжается после батча")
+                what="gae_with_boundaries на одном эпизоде, который продолжается после батча",
+                hint="без концов эпизодов рекурсия идёт через весь батч, а последний шаг бутстрапит next_values[-1] — "
+                     "ровно gae(rewards, values, last_value=next_values[-1], γ, λ).")
 
 
 # ---- bonus: the clipped value loss ---------------------------------------------------------
@@ -459,4 +493,5 @@ def test_clipped_value_loss_random(ppo):
     ret = rng.normal(size=50)
     v_clip = np.where(v - v_old > 0.3, v_old + 0.3, np.where(v - v_old < -0.3, v_old - 0.3, v))
     expected = 0.5 * np.mean(np.maximum((v - ret) ** 2, (v_clip - ret) ** 2))
-    check_float(ppo.clipped_value_loss(v, v_old, ret, eps=0.3), expected, what="clipped_value_loss, ε = 0.3")
+    check_float(ppo.clipped_value_loss(v, v_old, ret, eps=0.3), expected, what="clipped_value_loss, ε = 0.3",
+                hint="ε передаётся аргументом eps; клиппируется разность V − V_old, а не само V.")

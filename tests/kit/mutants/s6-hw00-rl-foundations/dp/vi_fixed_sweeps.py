@@ -1,0 +1,13 @@
+"""Value iteration runs a fixed 100 sweeps and ignores tol: at γ = 0.9 the error is still ~1e-3."""
+import numpy as np
+
+
+def value_iteration(P, R, gamma, tol=1e-10):
+    P, R, _ = _validated(P, R)
+    V = np.zeros(P.shape[0])
+    for _ in range(100):
+        V = q_from_v(P, R, V, gamma).max(axis=1)
+    return V, _greedy(q_from_v(P, R, V, gamma))
+
+
+CAUGHT_BY = ["test_chain_optimal", "test_gridworld_5x5_optimal", "test_optimal_random"]
