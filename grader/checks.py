@@ -120,8 +120,8 @@ def check_float(got: Any, expected: float, *, what: str, hint: str = "", atol: f
     """``got`` must be one number (a Python or NumPy scalar, not an array) close to ``expected``."""
     _not_implemented_if_none(got, what)
     if isinstance(got, (list, tuple)) or (isinstance(got, np.ndarray) and got.ndim > 0):
-        _fail(what, f"одно число {fmt(expected)}", fmt(got), "функция должна вернуть одно число (float), а не массив: "
-              "не забыли усреднить (mean)?", extra=_match_mistake(np.asarray(got, dtype=float), mistakes, atol, rtol)
+        _fail(what, f"одно число {fmt(expected)}", fmt(got), "функция должна вернуть одно число (float), а вернула "
+              "массив: сведите результат к числу, как сказано в docstring (например, mean по батчу).", extra=_match_mistake(np.asarray(got, dtype=float), mistakes, atol, rtol)
               if _is_numeric(got) else "")
     try:
         value = float(got)

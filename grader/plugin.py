@@ -15,6 +15,7 @@ import os
 import random
 import re
 import sys
+import types
 import zlib
 from pathlib import Path
 
@@ -41,6 +42,8 @@ def pytest_addoption(parser):
     group.addoption("--check-timeout", type=float, default=None,
                     help="with --results-file: after this many seconds in one check, write where the code is "
                          "to <results-file>.hang and exit (the grader reports the check as timed out)")
+    group.addoption("--hung-functions", default=None,
+                    help='JSON {"module": {"function": "title of the check it hung in"}}: calls fail at once')
 
 
 def pytest_configure(config):
@@ -212,12 +215,39 @@ def module_fixture(name: str):
             module = impl.module(name)
         finally:
             _emit({"event": "load-end", "module": name})
+        _stub_hung_functions(module, name, request.config)
         if isinstance(impl, NotebookImplementation) and impl.cell_errors and not getattr(impl, "_reported", False):
             impl._reported = True
             _emit({"event": "notes", "lines": impl.cell_errors})
         return module
 
     return _fixture
+
+
+class HungFunction(Exception):
+    """A call of a student's function that already ran past the time limit in an earlier check."""
+
+
+def _stub_hung_functions(module, name: str, config) -> None:
+    """Replace the functions that hung in an earlier check of this run by ones that fail at once.
+
+    The grader's parent passes them (``--hung-functions``) after a timeout it traced to a function of
+    this module: every later check that calls it fails quickly, saying where it hung, instead of
+    waiting out the limit again; the checks that do not call it run as usual.
+    """
+    spec = config.getoption("--hung-functions", default=None)
+    hung = json.loads(spec).get(name, {}) if spec else {}
+    limit = config.getoption("--check-timeout", default=None)
+    for func, title in hung.items():
+        if not isinstance(getattr(module, func, None), types.FunctionType):
+            continue
+
+        def stub(*args, _func=func, _title=title, **kwargs):
+            raise HungFunction(f"функция {_func} не запускалась: она уже зависла в проверке «{_title}»\n"
+                               f"(превышено время, {limit:g} с). Исправьте зацикливание, и эти проверки "
+                               "запустятся по-настоящему.")
+
+        setattr(module, func, stub)
 
 
 # ---- explaining failures -------------------------------------------------------------------------
@@ -242,6 +272,8 @@ def explain(excinfo, config) -> tuple[str, str]:
     inside = _impl_root(config)
     if isinstance(exc, CheckFailure):
         return "check", str(exc)
+    if isinstance(exc, HungFunction):
+        return "hung", str(exc)
     if isinstance(exc, MissingFunction):  # a notebook without one of the part's functions: like a TODO
         return "todo", str(exc)
     if isinstance(exc, ModuleLoadError):

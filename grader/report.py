@@ -57,7 +57,8 @@ def scoreboard(hw: Homework, results: list[PartResult], source: str, rerun_prefi
 
 
 def _grouped(c: CheckResult, verbose: bool) -> bool:
-    return c.kind == "load" or (c.kind == "todo" and not verbose)
+    """Failures shown once for many checks: a module that does not load, a TODO, a function known to hang."""
+    return c.kind == "load" or (c.kind in ("todo", "hung") and not verbose)
 
 
 def _failures(results: list[PartResult], rerun_prefix: str, verbose: bool) -> list[str]:
@@ -69,7 +70,7 @@ def _failures(results: list[PartResult], rerun_prefix: str, verbose: bool) -> li
             out += [f"! [{r.part.id}] ячейки тетрадки, которые не выполнились (остальное проверено):",
                     *[f"    {n}" for n in r.notes], ""]
         todo: "OrderedDict[str, list[CheckResult]]" = OrderedDict()
-        for c in r.checks:  # one line for many checks failing the same way: TODO, a module that does not load
+        for c in r.checks:  # one line for many checks failing the same way
             if not c.passed and _grouped(c, verbose):
                 todo.setdefault(c.message, []).append(c)
         for message, checks in todo.items():

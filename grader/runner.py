@@ -4,8 +4,10 @@ The child is ``python -m pytest <part's test file> --impl ... --results-file F``
 F line by line. When a check runs past its time limit, the child's watchdog (faulthandler, see
 ``--check-timeout`` in plugin.py) writes where the code was and ends the child (the parent kills it a
 little later if that fails); that check is marked «превышено время» with the function and line, and a
-fresh child grades the checks that remain. A child that dies in the middle of a check (``os._exit``, a
-crash) is treated the same way. No signals, so it works on Windows too.
+fresh child grades the checks that remain. In that child, the function the timeout was traced to fails at
+once when called (``--hung-functions``), so a loop costs the limit once, not once per check that calls it.
+A child that dies in the middle of a check (``os._exit``, a crash) is treated the same way. No signals,
+so it works on Windows too.
 """
 from __future__ import annotations
 
@@ -29,7 +31,8 @@ class CheckResult:
     name: str
     title: str
     outcome: str  # passed or failed
-    kind: str = ""  # for a failure: check, todo, error, timeout, crash, load (the module did not load)
+    kind: str = ""  # for a failure: check, todo, error, timeout, hung (not run: the function hung before),
+    # crash, load (the module did not load)
     message: str = ""
     traceback: str = ""
     weight: float = 1.0
@@ -71,12 +74,14 @@ PYTEST_FLAGS = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-o", "addo
                 "-c", str(ROOT / "pyproject.toml"), "--no-header"]
 
 
-def _child_command(test_args: list[str], impl: str, results: Path, limit: float) -> list[str]:
+def _child_command(test_args: list[str], impl: str, results: Path, limit: float,
+                   hung: dict[str, dict[str, str]] | None = None) -> list[str]:
     # The child runs in a scratch folder (files the student's code writes with relative paths land
     # there, not in the repository or the student's folder), so the tests are named by absolute paths.
     test_args = [f"{ROOT.as_posix()}/{a}" for a in test_args]
     return [sys.executable, "-m", "pytest", *test_args, "--impl", impl, "--results-file", str(results),
-            "--check-timeout", str(limit), *PYTEST_FLAGS, "-W", "ignore"]
+            "--check-timeout", str(limit), *(["--hung-functions", json.dumps(hung)] if hung else []),
+            *PYTEST_FLAGS, "-W", "ignore"]
 
 
 def check_results(records: list[dict]) -> list[CheckResult]:
@@ -119,12 +124,13 @@ def run_part(hw: Homework, part: Part, impl: str, selection: list[str] | None = 
     done: dict[str, CheckResult] = {}
     collected: list[str] = []
     meta: dict[str, dict] = {}  # nodeid -> name, title, weight, bonus of every collected check
+    hung: dict[str, dict[str, str]] = {}  # module -> {function that ran past the limit: the check it hung in}
     with tempfile.TemporaryDirectory(prefix="hwgrade-") as tmp:
         for attempt in range(1000):
             results_file = Path(tmp) / f"results-{attempt}.jsonl"
             args = pending if pending is not None else [rel]
-            outcome = _run_child(_child_command(args, impl, results_file, limit), results_file, limit, Path(tmp),
-                                 _impl_path(hw, impl))
+            outcome = _run_child(_child_command(args, impl, results_file, limit, hung), results_file, limit,
+                                 Path(tmp), _impl_path(hw, impl))
             for line in outcome.notes:
                 if line not in result.notes:
                     result.notes.append(line)
@@ -144,6 +150,10 @@ def run_part(hw: Homework, part: Part, impl: str, selection: list[str] | None = 
             if outcome.hung_module:  # loading the module hangs or kills the process: every check needing it would too
                 kind = "load"
             done[nodeid] = _failed(outcome.started.get(nodeid) or meta.get(nodeid) or {"nodeid": nodeid}, kind, message)
+            module, func = outcome.hung_function or (None, None)
+            if kind == "timeout" and func and module in (part.module, "<cell>"):
+                # the next children fail this function's calls at once instead of waiting the limit again
+                hung.setdefault(part.module, {})[func] = done[nodeid].title
             if outcome.hung_module:
                 for other in collected:
                     done.setdefault(other, _failed(meta.get(other) or {"nodeid": other}, kind, message))
@@ -165,6 +175,7 @@ class _ChildOutcome:
     hung_module: bool
     output: str
     meta: dict[str, dict] = field(default_factory=dict)
+    hung_function: tuple[str, str] | None = None  # (module file stem or "<cell>", function) a timeout was in
 
 
 def _impl_path(hw: Homework, impl: str) -> Path:
@@ -223,10 +234,11 @@ def _run_child(cmd: list[str], results_file: Path, limit: float, tmp: Path, insi
     output = _read_tail(out_path)
     interrupted = None
     hung = False
+    hung_function = None
     hang_file = Path(str(results_file) + ".hang")
     dump = hang_file.read_text(encoding="utf-8", errors="replace") if hang_file.is_file() else ""
     if killed or (dump.strip() and not finished):
-        where = _hang_location(dump, inside)
+        where, hung_function = _hang_location(dump, inside)
         if loading:
             hung = True
             message = (f"превышено время ({limit:g} с) при загрузке модуля {loading}.py: "
@@ -248,7 +260,8 @@ def _run_child(cmd: list[str], results_file: Path, limit: float, tmp: Path, insi
                    "os._exit, завершил интерпретатор или упал. Остальные проверки продолжены отдельно.")
         interrupted = (current, "crash", message) if current else (None, "crash", _tail(output) or message)
     started = {rec["nodeid"]: rec for rec in reader.records if rec.get("event") == "start"}
-    return _ChildOutcome(results, collected, notes(reader.records), started, interrupted, hung, output, meta)
+    return _ChildOutcome(results, collected, notes(reader.records), started, interrupted, hung, output, meta,
+                         hung_function)
 
 
 def _failed(start: dict, kind: str, message: str) -> CheckResult:
@@ -260,14 +273,15 @@ def _failed(start: dict, kind: str, message: str) -> CheckResult:
 _FRAME = re.compile(r'File "(.+)", line (\d+) in (\S+)')
 
 
-def _hang_location(dump: str, inside: Path) -> str:
-    """Where the student's code was when the watchdog fired: the most recent frame in their files."""
+def _hang_location(dump: str, inside: Path) -> tuple[str, tuple[str, str] | None]:
+    """Where the student's code was when the watchdog fired: the most recent frame in their files, as a
+    sentence, and (module file stem or "<cell>", function)."""
     for match in _FRAME.finditer(dump):
         filename, line, func = match.group(1), int(match.group(2)), match.group(3)
         if filename.startswith("<"):  # a notebook cell; faulthandler escapes non-ASCII characters
             name = filename.encode("ascii", "backslashreplace").decode("unicode_escape")
             if name.startswith("<ячейка"):
-                return f"В этот момент выполнялась функция {func} ({name[1:-1]}, строка {line})."
+                return f"В этот момент выполнялась функция {func} ({name[1:-1]}, строка {line}).", ("<cell>", func)
             continue
         try:
             if not Path(filename).resolve().is_relative_to(inside.resolve() if inside.is_dir() else inside.parent):
@@ -276,8 +290,8 @@ def _hang_location(dump: str, inside: Path) -> str:
             continue
         code = linecache.getline(filename, line).strip()
         return (f"В этот момент выполнялась функция {func} ({Path(filename).name}, строка {line})"
-                + (f": «{code}»" if code else "") + ".")
-    return ""
+                + (f": «{code}»" if code else "") + "."), (Path(filename).stem, func)
+    return "", None
 
 
 _KILL_GRACE = 3.0  # s after the time limit before the parent kills a child whose watchdog did not end it

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -76,16 +77,37 @@ def test_infinite_loop_fails_that_check_with_a_time_limit_and_the_rest_is_graded
     selection = ["ppo::test_td_errors_courier", "ppo::test_gae_courier[lam0.5]", "ppo::test_quiz_question_2",
                  "ppo::test_clip_five_cases", "ppo::test_normalize_pinned"]
     proc, data, checks = grade(tmp_path, folder, *selection, timeout=1)
-    hung = {"test_gae_courier[lam0.5]", "test_quiz_question_2"}
-    assert failed(checks) == hung
-    for name in hung:
-        assert checks[name]["extra_data"]["kind"] == "timeout"
-        assert "превышено время (1 с)" in checks[name]["output"]
-        # where the loop was: the function, the file and the line of the student's code
-        assert "функция gae (ppo.py, строка" in checks[name]["output"]
-    # the checks after each hang ran in a fresh process and passed: 1 + 5 clipping cases + 1
+    assert failed(checks) == {"test_gae_courier[lam0.5]", "test_quiz_question_2"}
+    first, later = checks["test_gae_courier[lam0.5]"], checks["test_quiz_question_2"]
+    assert first["extra_data"]["kind"] == "timeout"
+    assert "превышено время (1 с)" in first["output"]
+    # where the loop was: the function, the file and the line of the student's code
+    assert "функция gae (ppo.py, строка" in first["output"]
+    # a later check calling the same function fails at once, saying where it hung
+    assert later["extra_data"]["kind"] == "hung"
+    assert "функция gae не запускалась" in later["output"] and "Робот-курьер" in later["output"]
+    # the other checks ran in a fresh process and passed: 1 + 5 clipping cases + 1
     assert sum(t["status"] == "passed" for t in checks.values()) == 7
     assert "превышено время (1 с)" in proc.stdout
+
+
+def test_a_function_that_hangs_costs_the_time_limit_once_not_per_check(tmp_path, reference):
+    folder = submission(tmp_path, """
+        def td_errors(rewards, values, last_value, gamma):
+            while True:
+                pass
+    """)
+    started = time.perf_counter()
+    proc, data, checks = grade(tmp_path, folder, timeout=2)
+    seconds = time.perf_counter() - started
+    calls = {n for n, t in checks.items() if t["status"] != "passed"}
+    assert len(calls) >= 10  # td_errors is behind td_errors, gae and the random GAE checks
+    assert sum(t["extra_data"]["kind"] == "timeout" for t in checks.values()) == 1
+    assert all(checks[n]["extra_data"]["kind"] == "hung" for n in calls if checks[n]["extra_data"]["kind"] != "timeout")
+    assert seconds < 2 * 2 + 10, f"{seconds:.1f} s: the limit was waited out more than once"
+    # checks that never call td_errors are graded as on the reference
+    assert {n: t["score"] for n, t in checks.items() if n not in calls} == \
+        {n: t["score"] for n, t in reference[2].items() if n not in calls}
 
 
 def test_module_that_hangs_on_import_is_reported_once_not_per_check(tmp_path, reference):
