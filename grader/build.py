@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
             out_of_date.append(path)
             if not args.check:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(text, encoding="utf-8", newline="\n")
+                path.write_bytes(text.encode("utf-8"))  # "\n" line ends on every platform
     for path in out_of_date:
         print(("out of date: " if args.check else "wrote ") + str(path.relative_to(ROOT)))
     return 1 if args.check and out_of_date else 0

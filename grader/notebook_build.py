@@ -306,7 +306,7 @@ def write_solved(hw_name: str, out: Path) -> Path:
     """Write the notebook with the solutions in place of the TODOs (kit tests, instructors)."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render(build_notebook(homeworks.load(hw_name), solved=True)), encoding="utf-8", newline="\n")
+    out.write_bytes(render(build_notebook(homeworks.load(hw_name), solved=True)).encode("utf-8"))
     return out
 
 

@@ -115,7 +115,7 @@ def release(out: Path, classroom: bool = False, force: bool = False) -> list[Pat
     if classroom:
         rel = Path(".github/workflows/classroom.yml")
         (out / rel).parent.mkdir(parents=True, exist_ok=True)
-        (out / rel).write_text(classroom_workflow(), encoding="utf-8", newline="\n")
+        (out / rel).write_bytes(classroom_workflow().encode("utf-8"))
         written.append(rel)
     return written
 

@@ -1,4 +1,6 @@
 """Every typical mistake the kit knows (tests/kit/mutants/<hw>/<part>/*.py) is rejected by a graded check."""
+from __future__ import annotations
+
 import ast
 import shutil
 from concurrent.futures import ThreadPoolExecutor
