@@ -235,7 +235,7 @@ def test_token_rewards_hand_made(boss):
     got = boss.token_rewards(args["scores"], args["logp"], args["ref_logp"], args["mask"], 0.1)
     expected = [[-0.1, 0.0, -0.2, 1.0], [-0.05, 0.02 + 1 / 3, 0.0, 0.0]]
     kl = -0.1 * (HAND["logp"] - HAND["ref_logp"])
-    check_close(got, expected, what="token_rewards для двух ответов (см. docstring проверки)",
+    check_close(got, expected, what="token_rewards для двух ответов (расчёт — в docstring проверки в tests/s6-hw00-rl-foundations/test_boss.py)",
                 hint="r_t = −β·(log π − log π_ref) на токенах ответа; оценка RM — на последнем настоящем токене "
                      "(позиция mask.sum(1) − 1), на паддинге 0.",
                 mistakes={"оценка на первом токене ответа": [[0.9, 0, -0.2, 0], [-0.05 + 1 / 3, 0.02, 0, 0]],
@@ -283,7 +283,7 @@ def test_token_gae_hand_made(boss):
     adv, ret = check_pair(boss.token_gae(*inputs, gamma=1.0, lam=0.95), "token_gae возвращает (advantages, returns)")
     expected = [[0.176225, 0.1855, 0.09, 0.2], [0.595, 0.1, 0.0, 0.0]]
     leak = gae_oracle(rewards, values, np.ones((2, 4)), 1.0, 0.95)[0] * mask
-    check_close(adv, expected, what="token_gae: advantages (см. docstring проверки)",
+    check_close(adv, expected, what="token_gae: advantages (расчёт — в docstring проверки в tests/s6-hw00-rl-foundations/test_boss.py)",
                 hint="после последнего токена ответа V = 0 и Â = 0: конец ответа — конечное состояние; "
                      "паддинг не участвует.",
                 mistakes={"GAE не остановлен на конце ответа: в преимущества утекает паддинг": leak,
@@ -417,7 +417,7 @@ def test_policy_loss_clip_zero(boss):
     d_obj = np.array([c[2] for c in FIVE_CASES])
     chosen = grad[0, np.arange(5), actions[0]]
     check_close(chosen, -0.2 * d_obj * 0.75, atol=1e-9,
-                what="∂L/∂z выбранного токена в пяти случаях (см. docstring проверки)",
+                what="∂L/∂z выбранного токена в пяти случаях (расчёт — в docstring проверки в tests/s6-hw00-rl-foundations/test_boss.py)",
                 hint="в клиппированной ветке (ρ = 1.5 при Â = +1 и ρ = 0.7 при Â = −1) градиент равен нулю.",
                 mistakes={"градиент клиппированной ветки не обнулён": -0.2 * ratio * adv[0] * 0.75})
     check_close(grad[0, [1, 3]], np.zeros((2, V)), atol=1e-12, what="весь градиент по логитам клиппированных токенов")

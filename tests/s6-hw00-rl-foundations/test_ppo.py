@@ -384,7 +384,7 @@ def test_boundaries_hand_made(ppo):
     b = BOUNDARY
     swapped = boundary_oracle(b["rewards"], b["values"], b["next_values"], b["truncated"], b["terminated"], 0.9, 0.8)
     no_cut_delta = np.array([1.8, -2.0, 1.4, 3.7])
-    check_close(adv, [0.36, -2.0, 4.064, 3.7], what="gae_with_boundaries на батче из двух эпизодов (см. docstring теста)",
+    check_close(adv, [0.36, -2.0, 4.064, 3.7], what="gae_with_boundaries на батче из двух эпизодов (расчёт — в docstring проверки в tests/s6-hw00-rl-foundations/test_ppo.py)",
                 hint="δ_t = r_t + γ·V(s_{t+1})·(1 − terminated_t) − V(s_t);  Â_t = δ_t + γλ·(1 − done_t)·Â_{t+1}, "
                      "done = terminated или truncated.",
                 mistakes={"terminated и truncated перепутаны": swapped,
@@ -480,7 +480,7 @@ def test_clipped_value_loss_pinned(ppo):
     0.5 · mean(max) = 0.5 · mean([0.04, 0.16, 0.25]) = 0.075.
     """
     check_float(ppo.clipped_value_loss([1.0, 2.0, 0.5], [0.8, 2.5, 0.5], [1.2, 1.9, 0.0]), 0.075,
-                what="clipped_value_loss (см. пример в docstring теста)",
+                what="clipped_value_loss (пример — в docstring проверки в tests/s6-hw00-rl-foundations/test_ppo.py)",
                 hint="0.5·mean(max((V − R̂)², (V_old + clip(V − V_old, −ε, ε) − R̂)²)).",
                 mistakes={"min вместо max": 0.5 * np.mean([0.04, 0.01, 0.25]), "без множителя 0.5": 0.15})
 
