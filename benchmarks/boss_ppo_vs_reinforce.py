@@ -1,6 +1,6 @@
 """Benchmark of the part `boss`: how fast PPO, GRPO and plain REINFORCE with a baseline reach score 0.9.
 
-    python benchmarks/boss_ppo_vs_reinforce.py                      # the reference solutions
+    python benchmarks/boss_ppo_vs_reinforce.py                      # the reference solutions (the student's copy: homework/)
     python benchmarks/boss_ppo_vs_reinforce.py --dir homework/s6-hw00-rl-foundations --seeds 0 1 2
 
 "Reached" means: the mean batch score over the last 5 updates is ≥ 0.9 for the first time. For each
@@ -69,7 +69,9 @@ def reinforce(boss, toy_lm, seed, n_updates=400, batch_size=64, lr=0.1, beta=0.0
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--dir", default=str(ROOT / "solutions" / "s6-hw00-rl-foundations"), help="folder with boss.py")
+    default = next(d for d in (ROOT / "solutions" / "s6-hw00-rl-foundations", ROOT / "homework" / "s6-hw00-rl-foundations")
+                   if d.is_dir())  # the student's copy has no solutions/
+    p.add_argument("--dir", default=str(default), help="folder with boss.py")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     args = p.parse_args(argv)
     impl = FolderImplementation(Path(args.dir))

@@ -3,7 +3,8 @@
 The copy holds what a student needs to do and check the homework: the generated stubs and notebook,
 the task statements, the graded suites and the grader. It leaves out the reference solutions
 (``solutions/``), the kit's own tests and typical mistakes (``tests/kit/``), the instructor's tools
-(stub building, batch grading, this command), benchmarks, CI scripts and docs, and the README's
+(stub building, batch grading, this command), the grading-speed benchmark, CI scripts and docs (the Boss's
+PPO-vs-REINFORCE benchmark stays: the task statement invites students to run it), and the README's
 instructor parts (between ``<!-- instructor -->`` and ``<!-- /instructor -->``, and the section
 ``## For instructors``). Nothing is written when a generated file is stale or a solution region
 would leak. ``--classroom`` adds the GitHub Classroom workflow of docs/github-classroom.md as
@@ -23,7 +24,7 @@ from grader.homeworks import ROOT
 
 # paths relative to the repository, as glob patterns; a folder pattern drops everything under it
 EXCLUDED = [
-    "solutions", "tests/kit", "benchmarks", ".benchmarks", ".ci", "docs", ".git", ".github",
+    "solutions", "tests/kit", "benchmarks/grading_speed.py", ".benchmarks", ".ci", "docs", ".git", ".github",
     "grader/build.py", "grader/notebook_build.py", "grader/batch.py", "grader/release.py",
     "*.egg-info", "__pycache__", ".pytest_cache", ".ipynb_checkpoints", "build", "dist", "out", ".venv", "venv",
 ]
