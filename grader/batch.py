@@ -4,7 +4,8 @@ A submission is an entry of DIR: a folder of modules (``alice/ppo.py``, ...), a 
 (``bob/hw.ipynb``), or a notebook (``carol.ipynb``). Each one is copied into a scratch folder and graded
 there, part by part, each part in its own child process (see grader/runner.py), so a submission that
 hangs, crashes or writes files touches neither the others nor DIR. Several submissions are graded at
-once (``--jobs``); a progress line goes to stderr; the CSV gets one row per submission, in name order.
+once (``--jobs``); a progress line goes to stderr; the CSV gets one row per submission, in name order;
+``--feedback OUT`` writes each student's scoreboard and feedback (``OUT/<name>.txt``, and ``.json``).
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from grader import export
 from grader.homeworks import Homework, Part, UsageError
-from grader.report import totals
+from grader.report import scoreboard, totals
 from grader.runner import PartResult, run_part
 
 _IGNORED = {"__pycache__", ".ipynb_checkpoints", ".git", ".pytest_cache"}
@@ -118,19 +119,43 @@ def csv_row(sub: Submission, hw: Homework, parts: list[Part]) -> dict:
     return row
 
 
+def write_feedback(hw: Homework, sub: Submission, out: Path) -> None:
+    """``<name>.txt``: the scoreboard and feedback the student would see running the grader on this work;
+    ``<name>.json``: the same in Gradescope's format."""
+    if sub.error or not sub.results:
+        text = f"{hw.name}: работа {sub.name} не проверена: {sub.error or 'нет результатов'}"
+    else:
+        source = f"работа {sub.name}" + (f" (тетрадка {sub.path.name})" if sub.kind == "notebook" else "")
+        rerun = f"python homework/check.py {hw.name}" + (f" --notebook {sub.path.name}" if sub.kind == "notebook" else "")
+        text = scoreboard(hw, sub.results, source, rerun)
+        export.write_json(out / f"{sub.name}.json", sub.results, sub.seconds)
+    (out / f"{sub.name}.txt").write_bytes((text + "\n").encode("utf-8"))
+
+
 def run(hw: Homework, parts: list[tuple[Part, list[str] | None]], folder: Path, jobs: int = 2,
-        timeout: float | None = None, csv_path: str | None = None, stream=None) -> list[Submission]:
-    """Grade every submission in ``folder``; write the CSV; print a summary table to stdout."""
+        timeout: float | None = None, csv_path: str | None = None, stream=None,
+        feedback_dir: str | None = None) -> list[Submission]:
+    """Grade every submission in ``folder``; write the CSV (and, with ``feedback_dir``, each student's
+    feedback); print a summary table to stdout."""
     if not folder.is_dir():
         raise UsageError(f"папки с работами {folder} нет")
+    feedback = Path(feedback_dir).resolve() if feedback_dir else None
+    if feedback is not None and (feedback == folder.resolve() or folder.resolve() in feedback.parents):
+        raise UsageError("папка для отзывов (--feedback) не должна лежать в папке с работами: проверка "
+                         "не пишет в работы студентов")
     subs = find_submissions(folder)
     if not subs:
         raise UsageError(f"в папке {folder} нет работ: ожидаются папки с модулями или тетрадки .ipynb")
     progress = _Progress(len(subs), stream)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = [pool.submit(grade_submission, hw, parts, sub, timeout) for sub in subs]
+        if feedback is not None:
+            feedback.mkdir(parents=True, exist_ok=True)
         for future in as_completed(futures):
-            progress.update(future.result())
+            sub = future.result()
+            if feedback is not None:
+                write_feedback(hw, sub, feedback)
+            progress.update(sub)
     rows = [csv_row(sub, hw, [p for p, _ in parts]) for sub in subs]
     if csv_path:
         export.write_csv(csv_path, rows)

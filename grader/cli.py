@@ -18,7 +18,7 @@ EPILOG = """примеры:
   python homework/check.py s6-hw00-rl-foundations "ppo::test_gae_courier[lam0.95]"   одна проверка
   python homework/check.py s6-hw00-rl-foundations --solutions  эталонные решения (для преподавателя)
   python homework/check.py s6-hw00-rl-foundations --notebook notebooks/s6-hw00-rl-foundations.ipynb
-  python homework/check.py s6-hw00-rl-foundations --batch submissions/ --jobs 2 --csv scores.csv
+  python homework/check.py s6-hw00-rl-foundations --batch submissions/ --jobs 2 --csv scores.csv --feedback out/
 """
 
 
@@ -46,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=None, help="лимит времени на одну проверку, с")
     p.add_argument("--json", metavar="PATH", help="записать результаты в формате Gradescope (results.json)")
     p.add_argument("--csv", metavar="PATH", help="записать баллы по частям строкой CSV")
+    p.add_argument("--feedback", metavar="DIR", help="с --batch: записать отзыв каждому студенту (DIR/<работа>.txt "
+                                                     "и .json)")
     p.add_argument("--list", action="store_true", help="показать домашние работы и их части")
     return p
 
@@ -109,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         selected = _split_parts(hw, args.parts)
         if args.jobs < 1:
             raise UsageError("--jobs должно быть не меньше 1")
+        if args.feedback and not args.batch:
+            raise UsageError("--feedback — для пакетной проверки (--batch)")
         if args.batch:
             if args.json:
                 raise UsageError("с --batch баллы записывает --csv; --json — для одной работы")
@@ -117,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
             except ImportError:
                 raise UsageError("пакетная проверка (--batch) — инструмент преподавателя, в копии для студентов "
                                  "её нет") from None
-            batch.run(hw, selected, Path(args.batch), jobs=args.jobs, timeout=args.timeout, csv_path=args.csv)
+            batch.run(hw, selected, Path(args.batch), jobs=args.jobs, timeout=args.timeout, csv_path=args.csv,
+                      feedback_dir=args.feedback)
             return 0
         impl, label, source_opts = _source(args, hw)
     except UsageError as exc:

@@ -289,7 +289,8 @@ def _hang_location(dump: str, inside: Path) -> tuple[str, tuple[str, str] | None
         except (OSError, ValueError):
             continue
         code = linecache.getline(filename, line).strip()
-        return (f"В этот момент выполнялась функция {func} ({Path(filename).name}, строка {line})"
+        what = "верхний уровень модуля" if func == "<module>" else f"функция {func}"
+        return (f"В этот момент выполнялась {what} ({Path(filename).name}, строка {line})"
                 + (f": «{code}»" if code else "") + "."), (Path(filename).stem, func)
     return "", None
 

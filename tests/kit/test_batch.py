@@ -6,6 +6,7 @@ os._exit, a syntax error, one that tries to overwrite a classmate's file). Only 
 from __future__ import annotations
 
 import csv
+import json
 
 import nbformat
 import pytest
@@ -42,8 +43,13 @@ def _notebook(path):
 
 
 @pytest.fixture(scope="module")
-def batch(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("batch")
+def batch_tmp(tmp_path_factory):
+    return tmp_path_factory.mktemp("batch")
+
+
+@pytest.fixture(scope="module")
+def batch(batch_tmp):
+    tmp = batch_tmp
     folder = tmp / "submissions"
     folder.mkdir()
     for name, source in SUBMISSIONS.items():
@@ -58,11 +64,42 @@ def batch(tmp_path_factory):
     (folder / "README.txt").write_text("не работа: пропускается", encoding="utf-8")
     before = snapshot(folder)
     out = tmp / "scores.csv"
-    proc = run_check(HW, "ppo", "--batch", str(folder), "--jobs", "2", "--timeout", "1", "--csv", str(out))
+    proc = run_check(HW, "ppo", "--batch", str(folder), "--jobs", "2", "--timeout", "1", "--csv", str(out),
+                     "--feedback", str(tmp / "feedback"))
     assert snapshot(folder) == before, "the batch changed the submissions folder"
     with open(out, encoding="utf-8", newline="") as f:
         rows = list(csv.DictReader(f))
     return proc, rows
+
+
+@pytest.fixture(scope="module")
+def feedback(batch, batch_tmp):
+    return batch_tmp / "feedback"
+
+
+def test_each_student_gets_the_feedback_the_grader_would_print(feedback):
+    assert sorted(p.name for p in feedback.glob("*.txt")) == sorted(f"{n}.txt" for n in SUBMISSIONS)
+    anna = (feedback / "anna.txt").read_text(encoding="utf-8")
+    assert "работа anna" in anna and "Итого: 20 из 20" in anna
+    boris = (feedback / "boris.txt").read_text(encoding="utf-8")
+    assert "превышено время (1 с) при загрузке модуля ppo.py" in boris  # the hang, said once
+    dmitry = (feedback / "dmitry.txt").read_text(encoding="utf-8")
+    assert "SyntaxError" in dmitry and "строка" in dmitry
+    clara = (feedback / "clara.txt").read_text(encoding="utf-8")
+    assert "тетрадка clara.ipynb" in clara and "Итого: 20 из 20" in clara
+    data = json.loads((feedback / "anna.json").read_text(encoding="utf-8"))
+    assert data["score"] == 22 and all(t["status"] == "passed" for t in data["tests"])
+
+
+def test_feedback_folder_inside_the_submissions_is_refused(tmp_path):
+    folder = tmp_path / "submissions"
+    (folder / "anna").mkdir(parents=True)
+    (folder / "anna" / "ppo.py").write_text(SOLUTION, encoding="utf-8")
+    before = snapshot(folder)
+    proc = run_check(HW, "ppo", "--batch", str(folder), "--feedback", str(folder / "out"))
+    assert proc.returncode == 2 and "--feedback" in proc.stderr
+    assert snapshot(folder) == before
+    assert run_check(HW, "ppo", "--feedback", str(tmp_path / "out")).returncode == 2  # only with --batch
 
 
 def test_batch_finishes_with_one_row_per_submission_in_name_order(batch):
