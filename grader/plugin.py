@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from grader import guard
 from grader.checks import CheckFailure
 from grader.homeworks import ROOT
 from grader.loading import (MissingFunction, ModuleLoadError, NamespaceImplementation, NotebookImplementation,
@@ -81,6 +82,7 @@ def pytest_collection_finish(session):
         module = getattr(item, "module", None)
         if module is not None and module.__name__ not in _PRISTINE:
             _PRISTINE[module.__name__] = _snapshot(module)
+    guard.snapshot({item.module for item in session.items if getattr(item, "module", None) is not None})
     _emit({"event": "collected", "nodeids": [item.nodeid for item in session.items], "items": items})
 
 
@@ -132,6 +134,7 @@ def pytest_runtest_setup(item):
     module = getattr(item, "module", None)
     for name, value in _PRISTINE.get(getattr(module, "__name__", ""), {}).items():
         setattr(module, name, copy.deepcopy(value))
+    guard.replaced()  # whatever an earlier check replaced (already reported there) is put back
     if _RESULTS is not None:
         seed = zlib.crc32(item.nodeid.encode("utf-8"))
         random.seed(seed)
@@ -215,6 +218,9 @@ def module_fixture(name: str):
             module = impl.module(name)
         finally:
             _emit({"event": "load-end", "module": name})
+        swapped = guard.replaced()
+        if swapped:
+            raise ModuleLoadError(guard.message(swapped, f"при загрузке {name}.py"))
         _stub_hung_functions(module, name, request.config)
         if isinstance(impl, NotebookImplementation) and impl.cell_errors and not getattr(impl, "_reported", False):
             impl._reported = True
@@ -344,6 +350,11 @@ def _title(item) -> tuple[str, float, bool]:
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
+    if call.when == "call":
+        swapped = guard.replaced()
+        if swapped and not hasattr(item, "_hw_failure"):
+            item._hw_failure = ("error", guard.message(swapped, "во время проверки"), report.longreprtext)
+            report.outcome = "failed"
     if call.excinfo is not None and report.failed and not hasattr(item, "_hw_failure"):
         kind, message = explain(call.excinfo, item.config)
         item._hw_failure = (kind, message, report.longreprtext)

@@ -313,3 +313,44 @@ def test_a_broken_part_changes_no_other_part(tmp_path):
     assert float(b["ppo"]) == 0 and "при загрузке модуля ppo.py" in broken.stdout
     assert {p: b[p] for p in others} == {p: c[p] for p in others}, (broken.stdout, clean.stdout)
     assert clean.returncode in (0, 1) and broken.returncode == 1
+
+
+# ---- the checks' own tools cannot be swapped out ----------------------------------------------------
+
+def test_replacing_numpy_at_import_fails_the_module_and_fools_no_check(tmp_path):
+    folder = submission(tmp_path, source="""
+import numpy as np
+
+np.allclose = lambda *args, **kwargs: True
+np.isclose = lambda a, b, *args, **kwargs: np.ones(np.broadcast(a, b).shape, dtype=bool)
+
+
+def td_errors(rewards, values, last_value, gamma):
+    return np.zeros(len(rewards))
+""")
+    proc, data, checks = grade(tmp_path, folder)
+    assert not [n for n, t in checks.items() if t["status"] == "passed"]
+    assert all(t["extra_data"]["kind"] == "load" for t in checks.values())
+    assert "подменил np.allclose, np.isclose" in proc.stdout
+
+
+def test_replacing_a_tool_during_a_check_fails_that_check_and_is_undone(tmp_path, reference):
+    folder = submission(tmp_path, """
+        import sys as _sys
+
+        def td_errors(rewards, values, last_value, gamma):
+            np.allclose = lambda *args, **kwargs: True  # from inside the function, at call time
+            for _name, _module in list(_sys.modules.items()):
+                if _name.endswith("test_ppo") and hasattr(_module, "check_close"):
+                    _module.check_close = lambda *args, **kwargs: None
+            return np.zeros(len(rewards))
+    """)
+    selection = ["ppo::test_td_errors_courier", "ppo::test_td_errors_last_value", "ppo::test_clip_five_cases_mean",
+                 "ppo::test_normalize_pinned"]
+    proc, data, checks = grade(tmp_path, folder, *selection)
+    for name in ("test_td_errors_courier", "test_td_errors_last_value"):
+        assert checks[name]["status"] == "failed" and checks[name]["extra_data"]["kind"] == "error"
+        assert "во время проверки подменил" in checks[name]["output"]
+    # the checks after it use the originals again and grade as on the reference
+    for name in ("test_clip_five_cases_mean", "test_normalize_pinned"):
+        assert checks[name]["status"] == reference[2][name]["status"] == "passed"
