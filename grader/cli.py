@@ -25,13 +25,32 @@ EPILOG = """примеры:
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # usage errors exit 2, in Russian
         self.print_usage(sys.stderr)
+        for english, russian in _ARGPARSE_RU:
+            message = message.replace(english, russian)
         print(f"ошибка: {message}", file=sys.stderr)
         sys.exit(2)
 
 
+_ARGPARSE_RU = [
+    ("unrecognized arguments", "неизвестные аргументы"),
+    ("expected one argument", "после опции нужно значение"),
+    ("invalid int value", "нужно целое число, а не"),
+    ("invalid float value", "нужно число, а не"),
+    ("not allowed with argument", "нельзя вместе с"),
+    ("argument ", "аргумент "),
+]
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    def add_usage(self, usage, actions, groups, prefix=None):
+        super().add_usage(usage, actions, groups, prefix="использование: " if prefix is None else prefix)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="python homework/check.py", description="Автопроверка домашних работ курса.",
-                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+                epilog=EPILOG, formatter_class=_Formatter, add_help=False)
+    p._positionals.title, p._optionals.title = "аргументы", "опции"
+    p.add_argument("-h", "--help", action="help", help="показать эту справку и выйти")
     p.add_argument("homework", nargs="?", help="имя домашней работы, например s6-hw00-rl-foundations")
     p.add_argument("parts", nargs="*", help="части (ppo, dp, ...) или одна проверка: часть::имя_теста")
     src = p.add_mutually_exclusive_group()

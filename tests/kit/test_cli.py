@@ -68,3 +68,11 @@ def test_failure_shows_expected_got_hint_and_rerun(tmp_path):
     assert "Traceback" not in out
     verbose = run_check(HW, "ppo::test_td_errors_courier", "--dir", str(folder), "-v")
     assert "test_ppo.py" in verbose.stdout  # -v shows where it failed
+
+
+def test_help_and_usage_errors_speak_russian():
+    proc = run_check("--help")
+    assert proc.returncode == 0
+    assert "использование:" in proc.stdout and "опции:" in proc.stdout and "usage:" not in proc.stdout
+    proc = run_check(HW, "--jobs", "x")
+    assert proc.returncode == 2 and "нужно целое число" in proc.stderr and "invalid" not in proc.stderr
