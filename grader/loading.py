@@ -70,8 +70,6 @@ class FolderImplementation:
         self.folder = Path(folder).resolve()
         self._modules: dict[str, types.ModuleType | ModuleLoadError] = {}
 
-    def describe(self) -> str:
-        return str(self.folder)
 
     def module(self, name: str) -> types.ModuleType:
         if name not in self._modules:
@@ -176,8 +174,6 @@ class NotebookImplementation(_ProvidedModules):
         self._namespace: types.ModuleType | None = None
         self._error: ModuleLoadError | None = None
 
-    def describe(self) -> str:
-        return str(self.path)
 
     def module(self, name: str) -> types.ModuleType:
         if self._namespace is None and self._error is None:
@@ -222,8 +218,6 @@ class NamespaceImplementation(_ProvidedModules):
         self.namespace = namespace
         self._module: types.ModuleType | None = None
 
-    def describe(self) -> str:
-        return "функции тетрадки"
 
     def module(self, name: str) -> types.ModuleType:
         if self._is_provided(name):

@@ -361,15 +361,19 @@ def _bad_inputs():
     return P, R, pi, V, P_bad
 
 
+def _five_calls(dp, P, R, pi, V):
+    """Each of the part's five functions called on (P, R), γ = 0.9, as a thunk by name."""
+    return {"solve_bellman": lambda: dp.solve_bellman(P, R, pi, 0.9),
+            "policy_evaluation": lambda: dp.policy_evaluation(P, R, pi, 0.9),
+            "q_from_v": lambda: dp.q_from_v(P, R, V, 0.9),
+            "value_iteration": lambda: dp.value_iteration(P, R, 0.9),
+            "policy_iteration": lambda: dp.policy_iteration(P, R, 0.9)}
+
+
 @graded("Плохой вход: строки P или policy — не распределения (сумма ≠ 1 или вероятность < 0) → ValueError")
 def test_bad_rows(dp):
     P, R, pi, V, P_bad = _bad_inputs()
-    calls = {"solve_bellman": lambda: dp.solve_bellman(P_bad, R, pi, 0.9),
-             "policy_evaluation": lambda: dp.policy_evaluation(P_bad, R, pi, 0.9),
-             "q_from_v": lambda: dp.q_from_v(P_bad, R, V, 0.9),
-             "value_iteration": lambda: dp.value_iteration(P_bad, R, 0.9),
-             "policy_iteration": lambda: dp.policy_iteration(P_bad, R, 0.9)}
-    for name, call in calls.items():
+    for name, call in _five_calls(dp, P_bad, R, pi, V).items():
         expect_value_error(call, f"{name}: строка P[1, 0, :] в сумме 0.9",
                            "проверьте в начале функции, что P ≥ 0 и P.sum(axis=2) ≈ 1 (np.allclose), иначе raise ValueError(...).")
     pi_bad = pi.copy()
@@ -382,12 +386,7 @@ def test_bad_rows(dp):
     P_neg[1, 0] = [1.2, -0.2, 0.0, 0.0]
     pi_neg = pi.copy()
     pi_neg[2] = [1.5, -0.5]
-    calls = {"solve_bellman": lambda: dp.solve_bellman(P_neg, R, pi, 0.9),
-             "policy_evaluation": lambda: dp.policy_evaluation(P_neg, R, pi, 0.9),
-             "q_from_v": lambda: dp.q_from_v(P_neg, R, V, 0.9),
-             "value_iteration": lambda: dp.value_iteration(P_neg, R, 0.9),
-             "policy_iteration": lambda: dp.policy_iteration(P_neg, R, 0.9)}
-    for name, call in calls.items():
+    for name, call in _five_calls(dp, P_neg, R, pi, V).items():
         expect_value_error(call, f"{name}: строка P[1, 0, :] = [1.2, −0.2, 0, 0] (сумма 1, но вероятность < 0)",
                            "сумма строки — не всё: вероятности ещё и неотрицательны. Проверьте np.all(P >= 0).")
     for name in ["solve_bellman", "policy_evaluation"]:
