@@ -1,11 +1,14 @@
 """How fast the grader is, as a student and an instructor meet it (a benchmark, not a test: it prints figures).
 
-    python benchmarks/grading_speed.py [HW] [--repeat 3] [--batch-size 20] [--jobs 2] [--no-batch]
+    python benchmarks/grading_speed.py [HW] [--repeat 3] [--batch-size 20] [--jobs 2] [--no-batch] [--before REV]
 
 Prints the wall time of: ``python -c "import numpy, pytest"`` (the floor: every graded part runs in its own
 child process that pays it); grading the reference solutions, all parts, and its ratio to that floor;
 grading each part alone; a batch of ``--batch-size`` copies of the solutions with ``--jobs`` jobs.
-Each figure is the median of ``--repeat`` runs, measured as the user meets it (a fresh process).
+Each figure is the median of ``--repeat`` runs, measured as the user meets it (a fresh process). Also: the
+cost of the trust boundary per call (a student's function called through the worker's pipe, against the same
+function called in this process), and with ``--before REV`` the whole homework graded by the kit as it was
+at git revision REV, alternating with this one in the same run, so that both meet the same machine load.
 Targets (issue 7): the whole homework < 5 s, any part but the Boss < 1 s, a batch of 20 with 2 jobs < 60 s.
 """
 from __future__ import annotations
@@ -47,6 +50,55 @@ def verdict(seconds: float, target: float | None) -> str:
     return f"  target < {target:g} s: {'ok' if seconds < target else 'MISSED'}"
 
 
+def boundary(hw, calls: int = 2000) -> None:
+    """Per-call cost of crossing to the worker and back: td_errors on three numbers, through the proxy and direct."""
+    import importlib.util
+
+    from grader.remote import Session
+
+    session = Session(hw, hw.solutions_dir, 60)
+    try:
+        remote = session.module("ppo")
+        sys.path.insert(0, str(hw.solutions_dir))
+        spec = importlib.util.spec_from_file_location("bench_ppo", hw.solutions_dir / "ppo.py")
+        local = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(local)
+        args = ([1.0, 0.0, 2.0], [2.0, 1.5, 1.0], 0.0, 0.9)
+        timing = {}
+        for label, func in (("through the worker", remote.td_errors), ("in this process", local.td_errors)):
+            func(*args)
+            started = time.perf_counter()
+            for _ in range(calls):
+                func(*args)
+            timing[label] = (time.perf_counter() - started) / calls * 1e6
+        started = time.perf_counter()
+        remote.td_errors.repeat(calls, *args)
+        batched = (time.perf_counter() - started) / calls * 1e6
+        print(f"{'one call of td_errors (3 numbers)':<44} {timing['through the worker']:7.0f} µs through the worker, "
+              f"{timing['in this process']:.0f} µs in-process; {batched:.0f} µs each in a batch of {calls} "
+              f"(confinement: {session.level.split(':')[0]})")
+    finally:
+        session.close()
+
+
+def compare(hw, rev: str, repeat: int) -> None:
+    """The whole homework graded by the kit at ``rev`` and by this one, alternately, ``repeat`` times each."""
+    with tempfile.TemporaryDirectory(prefix="hwbench-before-") as tmp:
+        before = Path(tmp) / "kit"
+        subprocess.run(["git", "worktree", "add", "--detach", str(before), rev], cwd=str(ROOT), check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            then, now = [], []
+            for _ in range(repeat):
+                then.append(wall([sys.executable, str(before / "homework" / "check.py"), hw.name, "--solutions"], 1)[0])
+                now.append(wall([*CHECK, hw.name, "--solutions"], 1)[0])
+            print(f"{f'solutions, all parts: kit at {rev} / now':<44} {statistics.median(then):7.2f} s / "
+                  f"{statistics.median(now):.2f} s (alternating, median of {repeat})")
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(before)], cwd=str(ROOT),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("homework", nargs="?", default="s6-hw00-rl-foundations")
@@ -54,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch-size", type=int, default=20)
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--no-batch", action="store_true")
+    p.add_argument("--before", metavar="REV", help="also grade with the kit at this git revision, alternating")
     args = p.parse_args(argv)
     hw = homeworks.load(args.homework)
 
@@ -72,6 +125,10 @@ def main(argv: list[str] | None = None) -> int:
         target = None if part.id == "boss" else TARGET_PART
         print(f"{'  one part: ' + part.id:<44} {seconds:7.2f} s   = {seconds / floor:5.1f} × floor"
               f"{'' if code == 0 else f'  (exit {code})'}{verdict(seconds, target)}")
+
+    boundary(hw)
+    if args.before:
+        compare(hw, args.before, args.repeat)
 
     if not args.no_batch:
         with tempfile.TemporaryDirectory(prefix="hwbench-") as tmp:

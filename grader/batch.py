@@ -1,17 +1,17 @@
 """Grading a folder of submissions: ``python homework/check.py HW --batch DIR [--jobs N] [--csv PATH]``.
 
 A submission is an entry of DIR: a folder of modules (``alice/ppo.py``, ...), a folder holding one notebook
-(``bob/hw.ipynb``), or a notebook (``carol.ipynb``). Each one is copied into a scratch folder and graded
-there, part by part, each part in its own child process (see grader/runner.py), so a submission that
-hangs, crashes or writes files touches neither the others nor DIR. Several submissions are graded at
-once (``--jobs``); a progress line goes to stderr; the CSV gets one row per submission, in name order;
-``--feedback OUT`` writes each student's scoreboard and feedback (``OUT/<name>.txt``, and ``.json``).
+(``bob/hw.ipynb``), or a notebook (``carol.ipynb``); links are skipped. Each part of each submission is graded
+by its own checking process, and the submission's code runs in a confined worker with a scratch copy of the
+submission's modules (grader/runner.py, grader/remote.py, grader/confine.py): a submission that hangs,
+crashes or misbehaves touches neither the others, nor DIR, nor the kit. Several submissions are graded at once
+(``--jobs``); a progress line goes to stderr. When every submission's processes are gone, the CSV gets one
+row per submission, in name order, and ``--feedback OUT`` each student's scoreboard and feedback
+(``OUT/<name>.txt``, and ``.json``).
 """
 from __future__ import annotations
 
-import shutil
 import sys
-import tempfile
 import threading
 import time
 import traceback
@@ -19,12 +19,17 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import export
+from grader import confine, export
 from grader.homeworks import Homework, Part, UsageError
 from grader.report import scoreboard, totals
 from grader.runner import PartResult, run_part
 
 _IGNORED = {"__pycache__", ".ipynb_checkpoints", ".git", ".pytest_cache"}
+UNCONFINED_WARNING = (
+    "внимание: пространства имён Linux здесь недоступны, поэтому код работ выполняется без изоляции файловой "
+    "системы и сети — только в отдельных процессах с ограничениями ресурсов. Работа, написанная со злым умыслом, "
+    "может прочитать solutions/ и чужие работы или изменить файлы набора. Для оценок в ведомость проверяйте "
+    "на Linux, где работает `unshare --user` (например, в контейнере CI).")
 
 
 @dataclass
@@ -41,7 +46,7 @@ def find_submissions(folder: Path) -> list[Submission]:
     """The submissions in ``folder``, sorted by name; entries that are neither are skipped."""
     found = []
     for entry in sorted(folder.iterdir(), key=lambda p: p.name.lower()):
-        if entry.name.startswith(".") or entry.name in _IGNORED:
+        if entry.name.startswith(".") or entry.name in _IGNORED or entry.is_symlink():
             continue
         if entry.is_file() and entry.suffix == ".ipynb":
             found.append(Submission(entry.stem, entry, "notebook"))
@@ -54,24 +59,11 @@ def find_submissions(folder: Path) -> list[Submission]:
     return found
 
 
-def _copy(sub: Submission, scratch: Path) -> Path:
-    """A private copy of the submission (without caches), so the original is never written to."""
-    target = scratch / "submission"
-    if sub.kind == "notebook":
-        target.mkdir()
-        shutil.copy2(sub.path, target / sub.path.name)
-        return target / sub.path.name
-    shutil.copytree(sub.path, target, symlinks=True, ignore=shutil.ignore_patterns(*_IGNORED))
-    return target
-
-
 def grade_submission(hw: Homework, parts: list[tuple[Part, list[str] | None]], sub: Submission,
                      timeout: float | None = None) -> Submission:
     started = time.perf_counter()
     try:
-        with tempfile.TemporaryDirectory(prefix="hwbatch-") as scratch:
-            impl = _copy(sub, Path(scratch))
-            sub.results = [run_part(hw, part, str(impl), sel, timeout) for part, sel in parts]
+        sub.results = [run_part(hw, part, str(sub.path.resolve()), sel, timeout) for part, sel in parts]
     except Exception as exc:  # noqa: BLE001 - one submission must never stop the batch
         sub.error = f"{type(exc).__name__}: {exc}"
         sub.results = []
@@ -146,16 +138,18 @@ def run(hw: Homework, parts: list[tuple[Part, list[str] | None]], folder: Path, 
     subs = find_submissions(folder)
     if not subs:
         raise UsageError(f"в папке {folder} нет работ: ожидаются папки с модулями или тетрадки .ipynb")
+    if not confine.namespaces_available():
+        print(UNCONFINED_WARNING, file=stream or sys.stderr)
     progress = _Progress(len(subs), stream)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = [pool.submit(grade_submission, hw, parts, sub, timeout) for sub in subs]
-        if feedback is not None:
-            feedback.mkdir(parents=True, exist_ok=True)
         for future in as_completed(futures):
-            sub = future.result()
-            if feedback is not None:
-                write_feedback(hw, sub, feedback)
-            progress.update(sub)
+            progress.update(future.result())
+    # every submission's processes are gone: only now are the results written
+    if feedback is not None:
+        feedback.mkdir(parents=True, exist_ok=True)
+        for sub in subs:
+            write_feedback(hw, sub, feedback)
     rows = [csv_row(sub, hw, [p for p, _ in parts]) for sub in subs]
     if csv_path:
         export.write_csv(csv_path, rows)

@@ -33,9 +33,10 @@ def gradescope(results: list[PartResult], seconds: float) -> dict:
                 entry["output"] = f"```\n{c.message.strip()}\n```"
             tests.append(entry)
     score, max_score, bonus, _ = totals(results)
+    levels = sorted({r.confinement for r in results if r.confinement})
     return {"score": round(score + bonus, 4), "execution_time": round(seconds, 3),
             "output": f"Итого {score:.1f} из {max_score:g}" + (f", бонус {bonus:.1f}" if bonus else ""),
-            "tests": tests}
+            "extra_data": {"confinement": "; ".join(levels)}, "tests": tests}
 
 
 def write_json(path: str | Path, results: list[PartResult], seconds: float) -> None:

@@ -28,6 +28,9 @@ def all_passed(results: list[PartResult]) -> bool:
 def scoreboard(hw: Homework, results: list[PartResult], source: str, rerun_prefix: str, verbose: bool = False,
                partial: bool = False) -> str:
     lines = [f"{hw.name} — {hw.title}", f"Проверяем: {source}"]
+    levels = sorted({r.confinement for r in results if r.confinement})
+    if levels:
+        lines.append(f"Ваш код выполнялся в отдельном процессе ({'; '.join(levels)}).")
     if partial:
         lines.append("Запущены только выбранные проверки: баллы ниже — по ним, а не за всю часть.")
     lines.append("")

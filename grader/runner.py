@@ -1,27 +1,28 @@
-"""Running one part's graded checks in a child process that may hang, crash or exit.
+"""Running one part's graded checks: a pytest process that decides, workers that run the student's code.
 
-The child is ``python -m pytest <part's test file> --impl ... --results-file F``; the parent follows
-F line by line. When a check runs past its time limit, the child's watchdog (faulthandler, see
-``--check-timeout`` in plugin.py) writes where the code was and ends the child (the parent kills it a
-little later if that fails); that check is marked «превышено время» with the function and line, and a
-fresh child grades the checks that remain. In that child, the function the timeout was traced to fails at
-once when called (``--hung-functions``), so a loop costs the limit once, not once per check that calls it.
-A child that dies in the middle of a check (``os._exit``, a crash) is treated the same way. No signals,
-so it works on Windows too.
+The grader's command line starts ``python -m pytest <part's test file> --impl ... --events``: the graded
+suite with the plugin (grader/plugin.py), which never imports the student's code but calls it in a worker
+process (grader/remote.py). The pytest process writes one JSON line per event to its standard output; this
+module reads them. It trusts what it reads because no student code runs in that process: the student's code
+cannot reach this pipe. Which checks exist, and what each is worth, come from the collection event; each
+collected check gets exactly one verdict (the first), and a check without one counts as failed.
 """
 from __future__ import annotations
 
 import json
-import linecache
 import os
-import re
+import queue
+import secrets
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader import confine, events
 from grader.homeworks import ROOT, Homework, Part
 
 
@@ -32,11 +33,12 @@ class CheckResult:
     title: str
     outcome: str  # passed or failed
     kind: str = ""  # for a failure: check, todo, error, timeout, hung (not run: the function hung before),
-    # crash, load (the module did not load)
+    # crash (the worker died), load (the module did not load)
     message: str = ""
     traceback: str = ""
     weight: float = 1.0
     bonus: bool = False
+    functions: list[str] = field(default_factory=list)  # the student's functions the check called, first call first
 
     @property
     def passed(self) -> bool:
@@ -50,6 +52,8 @@ class PartResult:
     notes: list[str] = field(default_factory=list)
     error: str = ""  # the part could not be graded at all
     seconds: float = 0.0
+    confinement: str = ""  # how the worker that ran the student's code was confined
+    forged: int = 0  # lines in the results channel without the grader's signature (ignored)
 
     def _weights(self, bonus: bool) -> tuple[float, float]:
         own = [c for c in self.checks if c.bonus == bonus]
@@ -72,22 +76,32 @@ class PartResult:
 
 PYTEST_FLAGS = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-o", "addopts=", "--rootdir", str(ROOT),
                 "-c", str(ROOT / "pyproject.toml"), "--no-header"]
-
-
-def _child_command(test_args: list[str], impl: str, results: Path, limit: float,
-                   hung: dict[str, dict[str, str]] | None = None) -> list[str]:
-    # The child runs in a scratch folder (files the student's code writes with relative paths land
-    # there, not in the repository or the student's folder), so the tests are named by absolute paths.
-    test_args = [f"{ROOT.as_posix()}/{a}" for a in test_args]
-    return [sys.executable, "-m", "pytest", *test_args, "--impl", impl, "--results-file", str(results),
-            "--check-timeout", str(limit), *(["--hung-functions", json.dumps(hung)] if hung else []),
-            *PYTEST_FLAGS, "-W", "ignore"]
+_FIELDS = ("nodeid", "name", "title", "outcome", "kind", "message", "traceback", "weight", "bonus", "functions")
+SILENCE_LIMIT = 120.0  # s without any event from the pytest process (beyond the per-check limit): it is stuck
 
 
 def check_results(records: list[dict]) -> list[CheckResult]:
-    """The checks that finished, from the plugin's events."""
-    fields = ("nodeid", "name", "title", "outcome", "kind", "message", "traceback", "weight", "bonus")
-    return [CheckResult(**{k: rec[k] for k in fields}) for rec in records if rec.get("event") == "result"]
+    """The verdicts, one per collected check, in collection order; a check without one has failed."""
+    collected = next((r for r in records if r.get("event") == "collected"), None)
+    verdicts: dict[str, dict] = {}
+    for rec in records:
+        if rec.get("event") == "finished":
+            break  # nothing after the end counts
+        if rec.get("event") == "result" and rec.get("nodeid") not in verdicts:
+            verdicts[rec["nodeid"]] = rec
+    out = []
+    for meta in (collected or {}).get("items", []):
+        rec = verdicts.get(meta["nodeid"])
+        if rec is None:
+            out.append(CheckResult(meta["nodeid"], meta["name"], meta["title"], "failed", "error",
+                                   "проверка не дала результата (процесс проверки прервался)", weight=meta["weight"],
+                                   bonus=meta["bonus"]))
+            continue
+        out.append(CheckResult(**{**{k: rec.get(k, "") for k in _FIELDS}, "nodeid": meta["nodeid"], "name": meta["name"],
+                                  "title": meta["title"], "weight": meta["weight"], "bonus": meta["bonus"],
+                                  "outcome": "passed" if rec.get("outcome") == "passed" else "failed",
+                                  "functions": list(rec.get("functions") or [])}))
+    return out
 
 
 def notes(records: list[dict]) -> list[str]:
@@ -95,17 +109,16 @@ def notes(records: list[dict]) -> list[str]:
     return [line for rec in records if rec.get("event") == "notes" for line in rec["lines"]]
 
 
-def _child_env() -> dict[str, str]:
+def _child_env(token: str) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"  # never leave __pycache__ in the student's folder
-    # no third-party pytest plugins (hypothesis, benchmark, randomly, ...): whatever is installed on the machine,
-    # the checks run the same way, and startup is ~0.4 s faster per part; the grader's plugin comes from conftest.py
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    # no third-party pytest plugins: whatever is installed on the machine, the checks run the same way
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
-    env.setdefault("OMP_NUM_THREADS", "1")
-    env.setdefault("OPENBLAS_NUM_THREADS", "1")
-    env.setdefault("MKL_NUM_THREADS", "1")
     env["PYTHONIOENCODING"] = "utf-8"
+    env["HWKIT_RUN_TOKEN"] = token
+    # probed once here, not in every checking process (the worker falls back if they fail after all)
+    env["HWKIT_CONFINE"] = "on" if confine.namespaces_available() else "off"
     return env
 
 
@@ -120,188 +133,66 @@ def run_part(hw: Homework, part: Part, impl: str, selection: list[str] | None = 
         result.error = f"нет файла с проверками {test_file.relative_to(ROOT)}"
         return result
     rel = test_file.relative_to(ROOT).as_posix()
-    pending: list[str] | None = [f"{rel}::{s}" for s in selection] if selection else None
-    done: dict[str, CheckResult] = {}
-    collected: list[str] = []
-    meta: dict[str, dict] = {}  # nodeid -> name, title, weight, bonus of every collected check
-    hung: dict[str, dict[str, str]] = {}  # module -> {function that ran past the limit: the check it hung in}
-    with tempfile.TemporaryDirectory(prefix="hwgrade-") as tmp:
-        for attempt in range(1000):
-            results_file = Path(tmp) / f"results-{attempt}.jsonl"
-            args = pending if pending is not None else [rel]
-            outcome = _run_child(_child_command(args, impl, results_file, limit, hung), results_file, limit,
-                                 Path(tmp), _impl_path(hw, impl))
-            for line in outcome.notes:
-                if line not in result.notes:
-                    result.notes.append(line)
-            if outcome.collected is not None and not collected:
-                collected = outcome.collected
-            meta.update(outcome.meta)
-            for rec in outcome.results:
-                done[rec.nodeid] = rec
-            if outcome.interrupted is None:
-                if not collected and not done:
-                    result.error = collection_error(outcome.output, selection)
-                break
-            nodeid, kind, message = outcome.interrupted
-            if nodeid is None:  # died before any check started: nothing more can be learned by retrying
-                result.error = message
-                break
-            if outcome.hung_module:  # loading the module hangs or kills the process: every check needing it would too
-                kind = "load"
-            done[nodeid] = _failed(outcome.started.get(nodeid) or meta.get(nodeid) or {"nodeid": nodeid}, kind, message)
-            module, func = outcome.hung_function or (None, None)
-            if kind == "timeout" and func and module in (part.module, "<cell>"):
-                # the next children fail this function's calls at once instead of waiting the limit again
-                hung.setdefault(part.module, {})[func] = done[nodeid].title
-            if outcome.hung_module:
-                for other in collected:
-                    done.setdefault(other, _failed(meta.get(other) or {"nodeid": other}, kind, message))
-            pending = [n for n in collected if n not in done]
-            if not pending:
-                break
-    result.checks = [done[n] for n in collected if n in done] + [r for n, r in done.items() if n not in collected]
+    targets = [f"{ROOT.as_posix()}/{rel}::{s}" for s in selection] if selection else [f"{ROOT.as_posix()}/{rel}"]
+    cmd = [sys.executable, "-m", "pytest", *targets, "--impl", impl, "--events", "--capture=no", "--homework", hw.name,
+           "--check-timeout", str(limit), *PYTEST_FLAGS, "-W", "ignore"]
+    token = uuid.uuid4().hex
+    with tempfile.TemporaryDirectory(prefix="hwrun-") as tmp:
+        records, output, stuck, forged = _follow(cmd, Path(tmp), token, limit)
+    result.checks = check_results(records)
+    result.notes = notes(records)
+    result.confinement = next((r["level"] for r in records if r.get("event") == "confinement"), "")
+    result.forged = forged
+    if not result.checks:
+        errors = [r["text"] for r in records if r.get("event") == "collect-error"]
+        result.error = collection_error("\n".join(errors) + output, selection)
+    elif stuck:
+        result.error = "процесс проверки завис и был остановлен (это ошибка самой проверки, а не вашего кода)"
     result.seconds = time.perf_counter() - started
     return result
 
 
-@dataclass
-class _ChildOutcome:
-    results: list[CheckResult]
-    collected: list[str] | None
-    notes: list[str]
-    started: dict[str, dict]  # the start event of each check: its name, title, weight
-    interrupted: tuple[str | None, str, str] | None  # (nodeid, kind, message) when the child was killed or died
-    hung_module: bool
-    output: str
-    meta: dict[str, dict] = field(default_factory=dict)
-    hung_function: tuple[str, str] | None = None  # (module file stem or "<cell>", function) a timeout was in
+def _follow(cmd: list[str], tmp: Path, token: str, limit: float) -> tuple[list[dict], str, bool, int]:
+    """Run the pytest process; return its signed events, the tail of its own output, whether it had to be
+    killed, and how many lines were not signed with this run's key (ignored)."""
+    err_path = tmp / "pytest-output.txt"
+    lines: queue.Queue = queue.Queue()
+    key = secrets.token_hex(32).encode()
+    confine.not_dumpable()
+    with open(err_path, "wb") as err:
+        proc = subprocess.Popen(cmd, cwd=str(tmp), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+                                env=_child_env(token), start_new_session=True)
+        proc.stdin.write(key + b"\n")
+        proc.stdin.close()
 
+        def read():
+            for line in proc.stdout:
+                lines.put(line)
+            lines.put(None)
 
-def _impl_path(hw: Homework, impl: str) -> Path:
-    return ROOT / impl / hw.name if impl in ("homework", "solutions") else Path(impl)
-
-
-def _run_child(cmd: list[str], results_file: Path, limit: float, tmp: Path, inside: Path) -> _ChildOutcome:
-    out_path = tmp / "child-output.txt"
-    results_file.touch()
-    with open(out_path, "wb") as out:
-        scratch = tmp / f"cwd-{results_file.stem}"
-        scratch.mkdir()
-        proc = subprocess.Popen(cmd, cwd=str(scratch), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                env=_child_env())
-        reader = Reader(results_file)
-        current, since, loading = None, time.monotonic(), None
-        last_event, finished_at = time.monotonic(), None
-        killed = stuck = False
+        threading.Thread(target=read, daemon=True).start()
+        records: list[dict] = []
+        stuck, forged = False, 0
         while True:
-            code = proc.poll()
-            for rec in reader.read():
-                ev = rec.get("event")
-                last_event = time.monotonic()
-                if ev == "finished":
-                    finished_at = last_event
-                if ev == "start":
-                    current, since = rec["nodeid"], time.monotonic()
-                elif ev == "result":
-                    current = None
-                elif ev == "load-start":
-                    loading = rec["module"]
-                elif ev == "load-end":
-                    loading = None
-            if code is not None:
-                break
-            now = time.monotonic()
-            if current is not None and now - since > limit + _KILL_GRACE:
-                killed = True  # the child's own watchdog (--check-timeout) should have ended it already
-            elif current is None and (now - last_event > max(limit, _IDLE_LIMIT)
-                                      or finished_at is not None and now - finished_at > _EXIT_GRACE):
-                # outside any check: a thread or an atexit handler of the student's code keeps the
-                # process alive after the last check, or the child is stuck before the first one
+            try:
+                line = lines.get(timeout=limit + SILENCE_LIMIT)
+            except queue.Empty:
                 stuck = True
-            if killed or stuck:
                 proc.kill()
-                proc.wait()
                 break
-            time.sleep(0.02)
-    for rec in reader.read():
-        pass
-    results = check_results(reader.records)
-    collected_event = next((rec for rec in reader.records if rec.get("event") == "collected"), None)
-    collected = collected_event["nodeids"] if collected_event else None
-    meta = {m["nodeid"]: m for m in (collected_event or {}).get("items", [])}
-    finished = any(rec.get("event") == "finished" for rec in reader.records)
-    output = _read_tail(out_path)
-    interrupted = None
-    hung = False
-    hung_function = None
-    hang_file = Path(str(results_file) + ".hang")
-    dump = hang_file.read_text(encoding="utf-8", errors="replace") if hang_file.is_file() else ""
-    if killed or (dump.strip() and not finished):
-        where, hung_function = _hang_location(dump, inside)
-        if loading:
-            hung = True
-            message = (f"превышено время ({limit:g} с) при загрузке модуля {loading}.py: "
-                       "похоже, на верхнем уровне модуля бесконечный цикл или долгий расчёт.")
-        else:
-            message = (f"превышено время ({limit:g} с): проверка не закончилась. "
-                       "Нет ли бесконечного цикла (while без выхода, условие остановки, которое не выполняется)?")
-        interrupted = (current, "timeout", message + (f"\n{where}" if where else ""))
-    elif stuck and not finished:
-        interrupted = (None, "timeout", f"процесс проверки завис вне проверок и был остановлен:\n{_tail(output)}")
-    elif not finished and loading and current:
-        hung = True
-        message = (f"процесс проверки завершился при загрузке модуля {loading}.py (код {proc.returncode}): "
-                   "на верхнем уровне модуля вызван os._exit или интерпретатор упал. Уберите этот вызов "
-                   "из модуля: при импорте должны только определяться функции.")
-        interrupted = (current, "crash", message)
-    elif not finished:
-        message = (f"процесс проверки завершился посреди проверки (код {proc.returncode}): ваш код вызвал "
-                   "os._exit, завершил интерпретатор или упал. Остальные проверки продолжены отдельно.")
-        interrupted = (current, "crash", message) if current else (None, "crash", _tail(output) or message)
-    started = {rec["nodeid"]: rec for rec in reader.records if rec.get("event") == "start"}
-    return _ChildOutcome(results, collected, notes(reader.records), started, interrupted, hung, output, meta,
-                         hung_function)
-
-
-def _failed(start: dict, kind: str, message: str) -> CheckResult:
-    name = start.get("name") or start["nodeid"].split("::")[-1]
-    return CheckResult(start["nodeid"], name, start.get("title", name), "failed", kind, message,
-                       weight=start.get("weight", 1.0), bonus=start.get("bonus", False))
-
-
-_FRAME = re.compile(r'File "(.+)", line (\d+) in (\S+)')
-
-
-def _hang_location(dump: str, inside: Path) -> tuple[str, tuple[str, str] | None]:
-    """Where the student's code was when the watchdog fired: the most recent frame in their files, as a
-    sentence, and (module file stem or "<cell>", function)."""
-    for match in _FRAME.finditer(dump):
-        filename, line, func = match.group(1), int(match.group(2)), match.group(3)
-        if filename.startswith("<"):  # a notebook cell; faulthandler escapes non-ASCII characters
-            name = filename.encode("ascii", "backslashreplace").decode("unicode_escape")
-            if name.startswith("<ячейка"):
-                return f"В этот момент выполнялась функция {func} ({name[1:-1]}, строка {line}).", ("<cell>", func)
-            continue
-        try:
-            if not Path(filename).resolve().is_relative_to(inside.resolve() if inside.is_dir() else inside.parent):
-                continue
-        except (OSError, ValueError):
-            continue
-        code = linecache.getline(filename, line).strip()
-        what = "верхний уровень модуля" if func == "<module>" else f"функция {func}"
-        return (f"В этот момент выполнялась {what} ({Path(filename).name}, строка {line})"
-                + (f": «{code}»" if code else "") + "."), (Path(filename).stem, func)
-    return "", None
-
-
-_KILL_GRACE = 3.0  # s after the time limit before the parent kills a child whose watchdog did not end it
-_IDLE_LIMIT = 60.0  # s without any event outside a check (startup and collection take well under a second)
-_EXIT_GRACE = 3.0  # s the child may take to exit after its last check
+            if line is None:
+                break
+            record = events.read(key, line)
+            if record is None:
+                forged += 1
+            else:
+                records.append(record)
+        proc.wait()
+    confine.reap(token)  # a worker the pytest process could not end itself
+    return records, _read_tail(err_path), stuck, forged
 
 
 def _read_tail(path: Path, limit: int = 64_000) -> str:
-    """The last ``limit`` bytes of the child's output: the student's code may have printed gigabytes."""
     with open(path, "rb") as f:
         f.seek(0, os.SEEK_END)
         f.seek(max(0, f.tell() - limit))
@@ -319,7 +210,7 @@ def collection_error(output: str, selection: list[str] | None) -> str:
 
 
 class Reader:
-    """Reads complete JSON lines appended to a file by the child."""
+    """Reads complete JSON lines appended to a file (the in-notebook self-check's events)."""
 
     def __init__(self, path: Path):
         self.path = path

@@ -13,8 +13,9 @@ HW = "s6-hw00-rl-foundations"
 CHECK = [sys.executable, str(ROOT / "homework" / "check.py")]
 
 
-def run_check(*args: str, cwd: Path = ROOT, timeout: float = 300) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+def run_check(*args: str, cwd: Path = ROOT, timeout: float = 300,
+              env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", **(env_extra or {}))
     return subprocess.run([*CHECK, *args], cwd=str(cwd), capture_output=True, text=True, encoding="utf-8",
                           timeout=timeout, env=env)
 

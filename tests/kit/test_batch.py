@@ -143,3 +143,121 @@ def test_batch_usage_errors(tmp_path, args):
 def test_empty_batch_folder_is_a_usage_error(tmp_path):
     proc = run_check(HW, "--batch", str(tmp_path))
     assert proc.returncode == 2 and "нет работ" in proc.stderr
+
+
+# ---- a saboteur in the class ------------------------------------------------------------------------
+
+SABOTAGE = '''
+import os, subprocess, sys
+from pathlib import Path
+
+TARGETS = {targets!r}
+
+
+def _sabotage():
+    for path in TARGETS["files"]:
+        for action in ("append", "replace", "delete"):
+            try:
+                if action == "append":
+                    with open(path, "a") as f:
+                        f.write("\\nraise SystemExit  # sabotage\\n")
+                elif action == "replace":
+                    Path(path).write_text("def td_errors(*a):\\n    return None\\n")
+                else:
+                    os.remove(path)
+            except OSError:
+                pass
+    for folder in TARGETS["folders"]:
+        try:
+            Path(folder, "sabotage.txt").write_text("x")
+        except OSError:
+            pass
+    try:  # a detached process meant to outlive the grading and keep writing
+        pid = os.fork()
+        if pid == 0:
+            os.setsid()
+            if os.fork() == 0:
+                os.execv(sys.executable, [sys.executable, "-c",
+                         "import time\\nwhile True: time.sleep(0.2)  # {token}"])
+            os._exit(0)
+        os.waitpid(pid, 0)
+    except OSError:
+        pass
+
+
+_sabotage()
+'''
+
+
+def _kit_copy(target):
+    """The kit's tracked files in a folder of their own: even a sabotage that worked could not harm the repository."""
+    import shutil
+    import subprocess
+
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    for name in files:
+        source = ROOT / name
+        if source.is_file() and not name.startswith(("notebooks/", "docs/", "benchmarks/")):
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
+
+
+def _processes_with(token: str) -> list[int]:
+    from pathlib import Path
+
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and token.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.skipif(not __import__("grader.confine").confine.namespaces_available(),
+                    reason="без пространств имён Linux работа может менять файлы набора и других работ: "
+                           "пакетная проверка об этом предупреждает, а защиту проверить нельзя")
+def test_a_saboteur_changes_nothing_of_the_kit_the_classmates_or_the_results(tmp_path):
+    import subprocess
+    import sys
+    import time
+    import uuid
+
+    kit = _kit_copy(tmp_path / "kit")
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    for name in ("anna", "boris"):
+        (subs / name).mkdir(parents=True)
+        (subs / name / "ppo.py").write_text(SOLUTION, encoding="utf-8")
+    token = uuid.uuid4().hex
+    targets = {"files": [str(kit / "grader" / "checks.py"), str(kit / "tests" / HW / "test_ppo.py"),
+                         str(kit / "solutions" / HW / "ppo.py"), str(subs / "anna" / "ppo.py"),
+                         str(subs / "boris" / "ppo.py"), str(out / "anna.txt"), str(out / "scores.csv")],
+               "folders": [str(kit / "grader"), str(subs / "anna"), str(out), str(subs)]}
+    (subs / "zoe").mkdir()
+    (subs / "zoe" / "ppo.py").write_text(SOLUTION + SABOTAGE.format(targets=targets, token=token), encoding="utf-8")
+    kit_before, subs_before = snapshot(kit), snapshot(subs)
+    check = [sys.executable, str(kit / "homework" / "check.py"), HW, "ppo"]
+    proc = subprocess.run([*check, "--batch", str(subs), "--jobs", "2", "--csv", str(out / "scores.csv"),
+                           "--feedback", str(out)], capture_output=True, text=True, cwd=str(kit), timeout=600)
+    time.sleep(0.5)
+    survivors = _processes_with(token)
+    for pid in survivors:  # leave the machine clean even when the test fails
+        try:
+            __import__("os").kill(pid, 9)
+        except OSError:
+            pass
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert snapshot(kit) == kit_before, "the saboteur changed the kit"
+    assert snapshot(subs) == subs_before, "the saboteur changed a submission"
+    assert not survivors, "a process of the saboteur outlived its grading"
+    assert sorted(p.name for p in out.iterdir()) == sorted(["scores.csv"] + [f"{n}.{e}" for n in ("anna", "boris", "zoe")
+                                                                              for e in ("txt", "json")])
+    rows = {r["submission"]: r for r in csv.DictReader(open(out / "scores.csv", encoding="utf-8"))}
+    solo = subprocess.run([*check, "--dir", str(subs / "anna"), "--csv", str(tmp_path / "solo.csv")],
+                          capture_output=True, text=True, cwd=str(kit), timeout=300)
+    alone = next(csv.DictReader(open(tmp_path / "solo.csv", encoding="utf-8")))
+    assert solo.returncode == 0 and float(alone["ppo"]) == 20
+    assert float(rows["anna"]["ppo"]) == float(rows["boris"]["ppo"]) == float(alone["ppo"])
+    assert float(rows["zoe"]["ppo"]) == float(alone["ppo"])  # its own code is right; the sabotage just did nothing

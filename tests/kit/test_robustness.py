@@ -91,7 +91,7 @@ def test_infinite_loop_fails_that_check_with_a_time_limit_and_the_rest_is_graded
     assert "превышено время (1 с)" in proc.stdout
 
 
-def test_a_function_that_hangs_costs_the_time_limit_once_not_per_check(tmp_path, reference):
+def test_a_function_that_hangs_costs_the_time_limit_once_per_function_not_per_check(tmp_path, reference):
     folder = submission(tmp_path, """
         def td_errors(rewards, values, last_value, gamma):
             while True:
@@ -102,9 +102,13 @@ def test_a_function_that_hangs_costs_the_time_limit_once_not_per_check(tmp_path,
     seconds = time.perf_counter() - started
     calls = {n for n, t in checks.items() if t["status"] != "passed"}
     assert len(calls) >= 10  # td_errors is behind td_errors, gae and the random GAE checks
-    assert sum(t["extra_data"]["kind"] == "timeout" for t in checks.values()) == 1
-    assert all(checks[n]["extra_data"]["kind"] == "hung" for n in calls if checks[n]["extra_data"]["kind"] != "timeout")
-    assert seconds < 2 * 2 + 10, f"{seconds:.1f} s: the limit was waited out more than once"
+    timeouts = [checks[n] for n in calls if checks[n]["extra_data"]["kind"] == "timeout"]
+    # td_errors hangs once; gae, which calls it, hangs once too and is told where: in td_errors, called from gae
+    assert 1 <= len(timeouts) <= 3, [t["output"] for t in timeouts]
+    assert any("функция td_errors не вернула ответ" in t["output"] for t in timeouts)
+    assert all("функция td_errors" in t["output"] for t in timeouts)
+    assert all(checks[n]["extra_data"]["kind"] in ("timeout", "hung") for n in calls)
+    assert seconds < 3 * (2 + 2) + 10, f"{seconds:.1f} s: the limit was waited out more than once per function"
     # checks that never call td_errors are graded as on the reference
     assert {n: t["score"] for n, t in checks.items() if n not in calls} == \
         {n: t["score"] for n, t in reference[2].items() if n not in calls}
@@ -313,44 +317,3 @@ def test_a_broken_part_changes_no_other_part(tmp_path):
     assert float(b["ppo"]) == 0 and "при загрузке модуля ppo.py" in broken.stdout
     assert {p: b[p] for p in others} == {p: c[p] for p in others}, (broken.stdout, clean.stdout)
     assert clean.returncode in (0, 1) and broken.returncode == 1
-
-
-# ---- the checks' own tools cannot be swapped out ----------------------------------------------------
-
-def test_replacing_numpy_at_import_fails_the_module_and_fools_no_check(tmp_path):
-    folder = submission(tmp_path, source="""
-import numpy as np
-
-np.allclose = lambda *args, **kwargs: True
-np.isclose = lambda a, b, *args, **kwargs: np.ones(np.broadcast(a, b).shape, dtype=bool)
-
-
-def td_errors(rewards, values, last_value, gamma):
-    return np.zeros(len(rewards))
-""")
-    proc, data, checks = grade(tmp_path, folder)
-    assert not [n for n, t in checks.items() if t["status"] == "passed"]
-    assert all(t["extra_data"]["kind"] == "load" for t in checks.values())
-    assert "подменил np.allclose, np.isclose" in proc.stdout
-
-
-def test_replacing_a_tool_during_a_check_fails_that_check_and_is_undone(tmp_path, reference):
-    folder = submission(tmp_path, """
-        import sys as _sys
-
-        def td_errors(rewards, values, last_value, gamma):
-            np.allclose = lambda *args, **kwargs: True  # from inside the function, at call time
-            for _name, _module in list(_sys.modules.items()):
-                if _name.endswith("test_ppo") and hasattr(_module, "check_close"):
-                    _module.check_close = lambda *args, **kwargs: None
-            return np.zeros(len(rewards))
-    """)
-    selection = ["ppo::test_td_errors_courier", "ppo::test_td_errors_last_value", "ppo::test_clip_five_cases_mean",
-                 "ppo::test_normalize_pinned"]
-    proc, data, checks = grade(tmp_path, folder, *selection)
-    for name in ("test_td_errors_courier", "test_td_errors_last_value"):
-        assert checks[name]["status"] == "failed" and checks[name]["extra_data"]["kind"] == "error"
-        assert "во время проверки подменил" in checks[name]["output"]
-    # the checks after it use the originals again and grade as on the reference
-    for name in ("test_clip_five_cases_mean", "test_normalize_pinned"):
-        assert checks[name]["status"] == reference[2][name]["status"] == "passed"

@@ -25,9 +25,9 @@ HISTORY_KEYS = ("score", "kl_ref", "entropy", "clipfrac", "approx_kl")
 
 
 @pytest.fixture(scope="module")
-def lm(boss):
-    """The provided task module, as the student's boss module imports it."""
-    return boss.toy_lm
+def lm(toy_lm):
+    """The provided task module (the kit's own: a submission's copy is never used)."""
+    return toy_lm
 
 
 # ---- oracles, written differently from the reference -------------------------------------------

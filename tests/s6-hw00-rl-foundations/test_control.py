@@ -8,7 +8,7 @@ the actions the agent really took. The cliff checks are statistical: several see
 import numpy as np
 import pytest
 
-from grader.checks import check_close, check_pair, check_that, check_unchanged, fmt, graded
+from grader.checks import call_many, check_close, check_pair, check_that, check_unchanged, fmt, graded
 
 # ---- test environments (Gymnasium toy-text API), recording what the agent does ----------------
 
@@ -174,7 +174,7 @@ def test_epsilon_greedy_greedy(control):
     q = np.array([0.1, 0.5, -1.0, 0.2])
     before = q.copy()
     rng = np.random.default_rng(0)
-    got = [control.epsilon_greedy(q, 0.0, rng) for _ in range(200)]
+    got = call_many(control.epsilon_greedy, 200, q, 0.0, rng)
     check_that(all(isinstance(a, (int, np.integer)) for a in got), what="epsilon_greedy возвращает номер действия (int)",
                expected="int", got=type(got[0]).__name__, hint="верните int(...) — номер действия, а не массив.")
     check_that(set(int(a) for a in got) == {1}, what="epsilon_greedy(Q = [0.1, 0.5, −1, 0.2], ε = 0) 200 раз",
@@ -189,8 +189,8 @@ def test_epsilon_greedy_greedy(control):
 def test_epsilon_greedy_ties(control):
     rng = np.random.default_rng(1)
     n = 4000
-    got = np.array([int(control.epsilon_greedy(np.array([1.0, 3.0, 3.0, 0.0], dtype=np.float32), 0.0, rng))
-                    for _ in range(n)])
+    got = np.array([int(a) for a in call_many(control.epsilon_greedy, n, np.array([1.0, 3.0, 3.0, 0.0], dtype=np.float32),
+                                              0.0, rng)])
     freq = np.bincount(got, minlength=4)[:4] / n
     check_that(freq[0] == 0 and freq[3] == 0, what="epsilon_greedy(Q = [1, 3, 3, 0], ε = 0): только лучшие действия",
                expected="действия 1 и 2", got=f"частоты действий {fmt(freq, 3)}")
@@ -205,7 +205,7 @@ def test_epsilon_greedy_ties(control):
 def test_epsilon_greedy_frequencies(control):
     rng = np.random.default_rng(2)
     q, eps, n = [0.0, 1.0, 0.5, -2.0, 0.3], 0.3, 20000
-    got = np.array([int(control.epsilon_greedy(q, eps, rng)) for _ in range(n)])
+    got = np.array([int(a) for a in call_many(control.epsilon_greedy, n, q, eps, rng)])
     freq = np.bincount(got, minlength=5)[:5] / n
     expected = np.array([0.06, 0.76, 0.06, 0.06, 0.06])
     check_close(freq, expected, atol=0.015, rtol=0,
@@ -218,8 +218,8 @@ def test_epsilon_greedy_frequencies(control):
 @graded("ε-жадный выбор использует переданный генератор rng: одинаковый seed — одинаковые действия")
 def test_epsilon_greedy_uses_rng(control):
     q = np.zeros(4)
-    first = [int(control.epsilon_greedy(q, 0.5, rng)) for rng in [np.random.default_rng(3)] for _ in range(100)]
-    second = [int(control.epsilon_greedy(q, 0.5, rng)) for rng in [np.random.default_rng(3)] for _ in range(100)]
+    first = [int(a) for a in call_many(control.epsilon_greedy, 100, q, 0.5, np.random.default_rng(3))]
+    second = [int(a) for a in call_many(control.epsilon_greedy, 100, q, 0.5, np.random.default_rng(3))]
     check_that(first == second, what="два генератора default_rng(3) дают одинаковые 100 выборов",
                expected="одинаковые последовательности", got="разные",
                hint="берите случайность только из аргумента rng (rng.random(), rng.integers(), rng.choice()), "

@@ -1,0 +1,291 @@
+"""Confinement of the worker that runs a submission's code, in layers, as far as the platform allows.
+
+Everywhere: a clean environment, a scratch working folder holding only the submission's modules and the
+kit's provided ones, resource limits (address space, CPU seconds, file size, open files, core dumps), no way
+to gain privileges by exec, and its own session, killed whole when grading ends (with any process still
+carrying the run's marker). A grader running as root runs the worker as ``nobody``.
+
+On Linux, where unprivileged user namespaces work (``unshare --user --map-root-user --pid --fork
+--mount-proc --net --mount``), the worker also gets: no network (an empty network namespace), no view of
+other processes (its own PID namespace: when the worker ends, every process it started ends too), and a
+file system of its own: a fresh root (pivot_root, the old one detached) holding read-only views of the system
+and Python folders, the kit's ``grader/`` and the homework's tests, a private ``/tmp``, and the scratch folder;
+everything else — ``solutions/``, other submissions, the grader's output folders, homes — is simply not
+there. Once the view is built, the worker drops every capability, so it cannot remount anything.
+
+``HWKIT_CONFINE=off`` turns the namespace layer off (the kit's tests use it to try the fallback); the grader's
+command line sets ``on`` or ``off`` for its checking processes after probing once.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+NAMESPACES = "пространства имён Linux: своя файловая система только для чтения (без solutions/ и чужих работ), без сети, без чужих процессов"
+LIMITS_ONLY = "без пространств имён: чистое окружение, отдельная папка, ограничения ресурсов и отдельная сессия процессов"
+
+UNSHARE = ["--user", "--map-root-user", "--pid", "--fork", "--mount-proc", "--net", "--mount", "--kill-child"]
+MEMORY_BYTES = 3 * 2**30  # address space of the worker
+CPU_SECONDS = 900  # a backstop: the grading process ends a call long before
+FILE_BYTES = 64 * 2**20  # the largest file the student's code may write
+OPEN_FILES = 256
+TMP_SIZE = "64m"  # the worker's private /tmp
+MARKER = "HWKIT_WORKER"  # an environment variable naming the grading run, to find stray processes
+
+_probed: bool | None = None
+
+
+def namespaces_available() -> bool:
+    """Whether unprivileged user, PID, network and mount namespaces can be had here (probed once)."""
+    global _probed
+    setting = os.environ.get("HWKIT_CONFINE", "").lower()
+    if setting in ("off", "0", "no"):
+        return False
+    if setting == "on" and shutil.which("unshare"):  # the grader's command line probed already
+        return True
+    if _probed is None:
+        unshare = shutil.which("unshare")
+        _probed = False
+        if sys.platform.startswith("linux") and unshare:
+            try:
+                probe = subprocess.run([unshare, *UNSHARE, "--", sys.executable, "-I", "-c", _PROBE],
+                                       capture_output=True, timeout=20, env=environment("probe"))
+                _probed = probe.returncode == 0 and probe.stdout.strip() == b"ok"
+            except (OSError, subprocess.SubprocessError):
+                _probed = False
+    return _probed
+
+
+_PROBE = ("import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); "
+          "assert libc.mount(None, b'/', None, (1 << 14) | (1 << 18), None) == 0; print('ok')")
+
+
+def command(python_args: list[str], confined: bool) -> list[str]:
+    if confined:
+        return [shutil.which("unshare"), *UNSHARE, "--", sys.executable, *python_args]
+    return [sys.executable, *python_args]
+
+
+def environment(run_token: str) -> dict[str, str]:
+    """The worker's environment: nothing of the grader's but what Python and BLAS need."""
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0",
+           "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8", "OMP_NUM_THREADS": "1",
+           "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", MARKER: run_token}
+    for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "SYSTEMROOT", "LD_LIBRARY_PATH", "TMPDIR"):
+        if name in os.environ:  # how this machine's BLAS must run; Windows needs SYSTEMROOT
+            env[name] = os.environ[name]
+    return env
+
+
+def reap(run_token: str) -> None:
+    """Kill every process of this user still carrying the run's marker (Linux; elsewhere nothing to scan)."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return
+    needle = f"{MARKER}={run_token}".encode()
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                os.kill(int(entry.name), signal.SIGKILL)
+        except (OSError, ValueError):
+            continue
+
+
+# ---- inside the worker ------------------------------------------------------------------------------
+
+def enter(config: dict) -> str:
+    """Apply the confinement the grading process chose; called by the worker before any student code."""
+    if config["confined"]:
+        _private_root(config)
+        _drop_capabilities()  # root of its namespaces only while it builds them: no remounting them afterwards
+    elif hasattr(os, "geteuid") and os.geteuid() == 0 and _others_can_run(config):
+        _become_nobody()  # without namespaces, never run a submission as root (when nobody can run Python)
+    _no_new_privileges()
+    _limits(config)
+    return NAMESPACES if config["confined"] else LIMITS_ONLY
+
+
+NOBODY = 65534
+
+
+def _others_can_run(config: dict) -> bool:
+    """Whether a user other than the owner can read Python, its packages and the kit (a Python under /root, as
+    pyenv installs it, cannot be run by nobody)."""
+    import stat
+
+    for path in list(config["visible"]) + [config["scratch"]]:
+        current = os.path.abspath(path)
+        while True:
+            try:
+                mode = os.stat(current).st_mode
+            except OSError:
+                return False
+            if stat.S_ISDIR(mode) and mode & 0o005 != 0o005:
+                return False
+            parent = os.path.dirname(current)
+            if parent == current:
+                break
+            current = parent
+    return True
+
+
+def _become_nobody() -> None:
+    os.setgroups([])
+    os.setgid(NOBODY)
+    os.setuid(NOBODY)
+
+
+def _libc():
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _no_new_privileges() -> None:
+    if sys.platform.startswith("linux"):
+        _libc().prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS: no exec can gain privileges
+
+
+def not_dumpable() -> None:
+    """Keep other processes of this user out of this one (/proc/PID/fd, /proc/PID/mem, ptrace): for the
+    processes that decide and record the grade."""
+    if sys.platform.startswith("linux"):
+        _libc().prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0
+
+
+def _drop_capabilities() -> None:
+    """Every capability gone, for good: the bounding set emptied (an exec cannot bring them back), the ambient
+    set cleared, and the effective, permitted and inheritable sets zeroed."""
+    import ctypes
+
+    libc = _libc()
+    for cap in range(64):
+        if libc.prctl(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP; EINVAL past the last capability
+            break
+    libc.prctl(47, 4, 0, 0, 0)  # PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    data = (ctypes.c_uint32 * 6)()
+    if libc.capset(header, data) != 0:
+        raise OSError(ctypes.get_errno(), "capset")
+
+
+def _limits(config: dict) -> None:
+    try:
+        import resource
+    except ImportError:  # Windows
+        return
+    wanted = {"RLIMIT_AS": config.get("memory_bytes", MEMORY_BYTES), "RLIMIT_CPU": CPU_SECONDS,
+              "RLIMIT_FSIZE": FILE_BYTES, "RLIMIT_NOFILE": OPEN_FILES, "RLIMIT_CORE": 0}
+    if os.getuid() != 0:
+        wanted["RLIMIT_NPROC"] = _user_processes() + 64
+    for name, value in wanted.items():
+        limit = getattr(resource, name, None)
+        if limit is None:
+            continue
+        soft, hard = resource.getrlimit(limit)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        try:
+            resource.setrlimit(limit, (value, value))
+        except (ValueError, OSError):
+            pass
+
+
+def _user_processes() -> int:
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return 0
+    uid, n = os.getuid(), 0
+    for entry in proc.iterdir():
+        try:
+            n += entry.name.isdigit() and entry.stat().st_uid == uid
+        except OSError:
+            continue
+    return n
+
+
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
+_SYSTEM = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"]
+_ETC = ["ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "passwd", "group", "nsswitch.conf"]
+_DEVICES = ["null", "zero", "full", "random", "urandom"]
+
+
+def _mount(source, target, fstype=None, flags=0, data=None) -> None:
+    def enc(text):
+        return text.encode() if text is not None else None
+
+    if _libc().mount(enc(source), enc(target), enc(fstype), flags, enc(data)) != 0:
+        errno = _errno()
+        raise OSError(errno, f"mount {source} → {target}: {os.strerror(errno)}")
+
+
+def _private_root(config: dict) -> None:
+    """A new root: read-only views of what Python needs and the scratch folder (writable); then chroot."""
+    _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
+    root = config["root_dir"]
+    _mount("tmpfs", root, "tmpfs", _MS_NOSUID | _MS_NODEV, "size=4m,mode=755")
+    for fresh in ("/tmp", "/dev/shm"):
+        os.makedirs(root + fresh, exist_ok=True)
+        _mount("tmpfs", root + fresh, "tmpfs", _MS_NOSUID | _MS_NODEV, f"size={TMP_SIZE},mode=1777")
+    for device in _DEVICES:
+        if os.path.exists(f"/dev/{device}"):
+            _bind(f"/dev/{device}", root, writable=True)
+    _bind("/proc", root)
+    readable = [p for p in _SYSTEM] + [f"/etc/{name}" for name in _ETC] + list(config["visible"])
+    done: list[str] = []
+    for path in sorted({os.path.abspath(p) for p in readable}, key=len):
+        if not os.path.lexists(path) or any(path == d or path.startswith(d + "/") for d in done):
+            continue
+        if os.path.islink(path) and path in _SYSTEM:  # /lib -> usr/lib on merged-/usr systems
+            os.symlink(os.readlink(path), root + path)
+            continue
+        _bind(path, root)
+        done.append(path)
+    _bind(config["scratch"], root, writable=True)
+    _mount(None, root, None, _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV, "size=4m,mode=755")
+    _pivot(root)
+
+
+_PIVOT_ROOT = {"x86_64": 155, "amd64": 155, "aarch64": 41, "arm64": 41, "riscv64": 41, "ppc64le": 203, "ppc64": 203,
+               "s390x": 217, "i686": 217, "i386": 217, "armv7l": 218}
+
+
+def _pivot(root: str) -> None:
+    """Make ``root`` the root and detach the old one: unlike chroot, nothing leads back out of it."""
+    import platform
+
+    number = _PIVOT_ROOT.get(platform.machine())
+    if number is None:
+        raise OSError("pivot_root: unknown architecture")
+    libc = _libc()
+    os.chdir(root)
+    if libc.syscall(number, b".", b".") != 0:
+        raise OSError(_errno(), "pivot_root")
+    if libc.umount2(b".", 2) != 0:  # MNT_DETACH: the old root stacked on top of the new one goes away
+        raise OSError(_errno(), "umount old root")
+    os.chdir("/")
+
+
+def _errno() -> int:
+    import ctypes
+
+    return ctypes.get_errno()
+
+
+def _bind(path: str, root: str, writable: bool = False) -> None:
+    target = root + path
+    if os.path.isdir(path):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if not os.path.exists(target):
+            open(target, "w").close()
+    _mount(path, target, None, _MS_BIND | _MS_REC)
+    if not writable:
+        _mount(None, target, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID)

@@ -1,0 +1,584 @@
+"""The grading side of the trust boundary: the submission's modules as proxies whose calls cross a pipe.
+
+A graded test gets ``ppo`` as a :class:`RemoteModule`; ``ppo.gae(...)`` pickles the call to a worker process
+(:mod:`grader.worker`), which alone imports and runs the student's code, and decodes the answer with
+:mod:`grader.wire`: plain data rebuilt as exact types, so no returned object can run code here. What the call
+did to its arguments comes back too: a changed array, list, dict or random generator is copied into the
+test's own object (so "the inputs are unchanged" and "the generator advanced" keep their meaning), and the
+method calls made on the kit's environments are replayed on the test's own environment objects (so what an
+environment records is what this process computed, never what the worker claims).
+
+A call that runs past the check's time limit, kills its worker or answers with something else fails the
+check that made it; the next call gets a fresh worker, which loads the modules again.
+"""
+from __future__ import annotations
+
+import builtins
+import importlib.util
+import linecache
+import os
+import pickle
+import queue
+import re
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from grader import confine, wire
+from grader.homeworks import ROOT, Homework
+from grader.loading import MissingFunction, ModuleLoadError
+
+GRACE = 2.0  # s after a call's time limit before the worker is killed if its own watchdog did not end it
+START_LIMIT = 30.0  # s for a worker to start (Python, NumPy, the file system view)
+_IGNORED = {"__pycache__", ".ipynb_checkpoints", ".git", ".pytest_cache"}
+_BOOT = "import sys; sys.path.insert(0, {root!r}); from grader.worker import main; main()"
+
+
+# ---- what a failed call raises here -------------------------------------------------------------------
+
+class RemoteError(Exception):
+    """An exception the student's code raised in the worker, as plain data: its type name, message, kind
+    (todo, missing, exit, input, recursion, error) and the frames of the student's files."""
+
+    def __init__(self, info: dict, function: str):
+        super().__init__(info.get("message", ""))
+        self.info, self.function = info, function
+
+    @property
+    def kind(self) -> str:
+        return self.info.get("kind", "error")
+
+    @property
+    def frames(self) -> list[list]:
+        return self.info.get("frames", [])
+
+
+_REMOTE_TYPES: dict[str, type] = {}
+
+
+def _remote_error(info: dict, function: str) -> RemoteError:
+    """A RemoteError that is also the builtin exception it stands for (``except ValueError`` in a test works)."""
+    name = info.get("type", "")
+    base = getattr(builtins, name, None) if info.get("builtin") else None
+    if not (isinstance(base, type) and issubclass(base, Exception)):
+        return RemoteError(info, function)
+    if name not in _REMOTE_TYPES:
+        try:
+            _REMOTE_TYPES[name] = type(f"Remote{name}", (RemoteError, base), {"__init__": RemoteError.__init__,
+                                                                              "__str__": Exception.__str__})
+        except TypeError:  # a builtin that cannot be subclassed together with RemoteError
+            _REMOTE_TYPES[name] = RemoteError
+    return _REMOTE_TYPES[name](info, function)
+
+
+class CallTimeout(Exception):
+    """A call ran past the check's time limit; the message says which function and where it was."""
+
+
+class WorkerCrashed(Exception):
+    """The worker ended in the middle of a call (os._exit, a crash, a resource limit)."""
+
+
+class HungFunction(Exception):
+    """A call of a function that already ran past the time limit in an earlier check: it fails at once."""
+
+
+class BadAnswer(Exception):
+    """The answer (or an argument the function changed) is not plain data; the message says what it was."""
+
+
+# ---- the worker process -------------------------------------------------------------------------------
+
+class _Process:
+    """One worker: a child process, a pipe each way, a thread turning its answers into a queue."""
+
+    def __init__(self, cmd: list[str], env: dict, cwd: str, hello: bytes):
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     cwd=cwd, env=env, start_new_session=True)
+        self.answers: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.send(hello)
+
+    def _read(self) -> None:
+        while True:
+            try:
+                frame = wire.read_frame(self.proc.stdout)
+            except (wire.WireError, OSError, ValueError) as exc:
+                self.answers.put(exc)
+                return
+            self.answers.put(frame)
+            if frame is None:
+                return
+
+    def send(self, payload: bytes) -> bool:
+        try:
+            wire.write_frame(self.proc.stdin, payload)
+            return True
+        except (OSError, ValueError):
+            return False
+
+    def receive(self, seconds: float):
+        """The next answer (decoded), None when the worker ended, or TimeoutError."""
+        try:
+            frame = self.answers.get(timeout=max(seconds, 0.0))
+        except queue.Empty:
+            raise TimeoutError from None
+        if isinstance(frame, Exception):
+            raise wire.WireError(str(frame))
+        return None if frame is None else wire.decode(frame)
+
+    def kill(self) -> None:
+        try:
+            if hasattr(os, "killpg"):
+                os.killpg(self.proc.pid, 9)
+            else:
+                self.proc.kill()
+        except (ProcessLookupError, PermissionError, OSError):
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+    def exit_code(self) -> int | None:
+        try:
+            return self.proc.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            return None
+
+
+@dataclass
+class _Check:
+    nodeid: str = ""
+    title: str = ""
+    seed: int | None = None
+    deadline: float = float("inf")
+    functions: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Loaded:
+    callables: frozenset
+    notes: list[str]
+
+
+class Session:
+    """The implementation under test for one pytest session: where its files are, its worker, and the
+    bookkeeping of modules that did not load and functions that hung."""
+
+    def __init__(self, hw: Homework, source: Path, limit: float, hidden: list[Path] = ()):
+        self.hw, self.source, self.limit = hw, Path(source).resolve(), float(limit)
+        self.part_modules = set(hw.modules)
+        self.provided = _provided_modules(hw)
+        self.test_modules = sorted(p.stem for p in hw.tests_dir.glob("*.py"))
+        self.tmp = Path(tempfile.mkdtemp(prefix="hwgrade-"))
+        self.token = os.environ.get("HWKIT_RUN_TOKEN") or uuid.uuid4().hex
+        self.confined = confine.namespaces_available()
+        self.level = confine.NAMESPACES if self.confined else confine.LIMITS_ONLY
+        self.worker: _Process | None = None
+        self.ready = False
+        self.loaded: dict[str, _Loaded] = {}
+        self.load_errors: dict[str, ModuleLoadError] = {}
+        self.hung: dict[tuple[str, str], str] = {}  # (module, function) -> title of the check it hung in
+        self.notes: list[str] = []
+        self.check = _Check()
+        self._kit_copies: dict[str, object] = {}
+
+    # ---- the parts of a check's life ------------------------------------------------------------------
+
+    def begin_check(self, nodeid: str, title: str, seed: int) -> None:
+        self.check = _Check(nodeid, title, seed, time.monotonic() + self.limit)
+
+    def end_check(self) -> list[str]:
+        functions, self.check = self.check.functions, _Check()
+        return functions
+
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.send(pickle.dumps(("bye",)))
+            if self.worker.exit_code() is None:
+                self.worker.kill()
+            self.worker = None
+        confine.reap(self.token)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    # ---- modules ----------------------------------------------------------------------------------------
+
+    def module(self, name: str):
+        """What a test's module fixture gives: the kit's own provided module, or a proxy of the student's."""
+        if name in self.provided:
+            return self.provided_module(name)
+        self.load(name)
+        return RemoteModule(self, name)
+
+    def provided_module(self, name: str):
+        """The kit's provided module (``envs``), imported here under its plain name: a submission's copy never is."""
+        if name not in self._kit_copies:
+            path = self.provided[name]
+            spec = importlib.util.spec_from_file_location(name, path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module  # so that its objects pickle by reference, as the worker imports them
+            spec.loader.exec_module(module)
+            self._kit_copies[name] = module
+        return self._kit_copies[name]
+
+    def load(self, name: str) -> _Loaded:
+        if name in self.load_errors:
+            raise self.load_errors[name]
+        self._start()
+        if name in self.loaded:
+            return self.loaded[name]
+        try:
+            answer = self._ask(("load", name, self.limit), self.limit)
+        except TimeoutError:
+            self._discard()
+            error = ModuleLoadError(f"превышено время ({self.limit:g} с) при загрузке модуля {name}.py: похоже, на "
+                                    "верхнем уровне модуля бесконечный цикл или долгий расчёт.\n" + self._where(None))
+            error.hang = True
+        except WorkerCrashed as exc:
+            error = ModuleLoadError(f"процесс проверки завершился при загрузке модуля {name}.py ({exc}): на верхнем "
+                                    "уровне модуля вызван os._exit или интерпретатор упал. Уберите этот вызов из модуля: "
+                                    "при импорте должны только определяться функции.")
+        else:
+            if _shape(answer, "loaded", 3) and all(type(c) is str for c in answer[1]):
+                info = _Loaded(frozenset(answer[1]), [str(n) for n in answer[2]])
+                self.loaded[name] = info
+                self.notes += [n for n in info.notes if n not in self.notes]
+                return info
+            text = answer[1] if _shape(answer, "load-error", 2) and type(answer[1]) is str else "ответ не читается"
+            error = ModuleLoadError(text)
+        self.load_errors[name] = error
+        raise error
+
+    # ---- calls -------------------------------------------------------------------------------------------
+
+    def call(self, module: str, function: str, args: tuple, kwargs: dict, repeat: int = 0):
+        if (module, function) in self.hung:
+            raise HungFunction(f"функция {function} не запускалась: она уже зависла в проверке «{self.hung[module, function]}» "
+                               f"(превышено время, {self.limit:g} с). Исправьте зацикливание, и эти проверки запустятся "
+                               "по-настоящему.")
+        info = self.load(module)
+        if function not in info.callables:
+            raise MissingFunction(self._missing(module, function))
+        if function not in self.check.functions:
+            self.check.functions.append(function)
+        seed, self.check.seed = self.check.seed, None
+        seconds = self.check.deadline - time.monotonic() if self.check.nodeid else self.limit
+        request = ("call", module, function, tuple(args), dict(kwargs), seed, max(seconds, 0.05), int(repeat))
+        try:
+            answer = self._ask(request, max(seconds, 0.05))
+        except TimeoutError:
+            where = self._where(function)
+            self._discard()
+            self.hung[module, function] = self.check.title or function
+            raise CallTimeout(f"превышено время ({self.limit:g} с): функция {function} не вернула ответ. Нет ли "
+                              "бесконечного цикла (while без выхода, условие остановки, которое не выполняется)?"
+                              + (f"\n{where}" if where else "")) from None
+        except WorkerCrashed as exc:
+            raise WorkerCrashed(f"процесс, выполнявший ваш код, завершился посреди вызова {function} ({exc}): ваш код "
+                                "вызвал os._exit, завершил интерпретатор, упал или превысил предел памяти. "
+                                "Остальные проверки продолжены в новом процессе.") from None
+        return self._answer(answer, function, args, kwargs)
+
+    def _answer(self, answer, function: str, args: tuple, kwargs: dict):
+        if type(answer) is not tuple or len(answer) != 3 or answer[0] not in ("return", "raise", "unsendable"):
+            self._discard()
+            raise WorkerCrashed(f"ответ на вызов {function} не читается")
+        kind, value, sync = answer
+        _apply(sync, args, kwargs, function)
+        if kind == "return":
+            return value
+        if kind == "unsendable":
+            raise BadAnswer(f"{function} вернула {value}. Проверка принимает только числа, строки, None, списки, "
+                            "кортежи, словари и np.ndarray из чисел: верните np.ndarray / float.")
+        if type(value) is not dict:
+            raise WorkerCrashed(f"ответ на вызов {function} не читается")
+        raise _remote_error(value, function)
+
+    # ---- the worker's life ------------------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        """Start the worker now, without waiting for it: it boots while pytest collects the checks."""
+        if self.worker is None:
+            self._spawn()
+
+    def _start(self) -> None:
+        if self.worker is None:
+            self._spawn()
+        self._await_ready()
+
+    def _spawn(self) -> None:
+        scratch = self._fresh_scratch()
+        hello = {"source": str(scratch / self.source.name) if self.source.suffix == ".ipynb" else str(scratch),
+                 "scratch": str(scratch), "provided": sorted(self.provided), "hang_file": str(self.tmp / "hang.txt"),
+                 "kit_modules": sorted(set(self.provided) | set(self.test_modules)),
+                 "import_path": [str(ROOT), str(self.hw.tests_dir)], "confined": self.confined,
+                 "root_dir": str(self.tmp / "root"), "visible": _visible(self.hw)}
+        (self.tmp / "root").mkdir(exist_ok=True)
+        (self.tmp / "hang.txt").write_text("", encoding="utf-8")
+        # -s: no user site; -B: no bytecode written; the environment is the clean one of confine.environment
+        cmd = confine.command(["-s", "-B", "-c", _BOOT.format(root=str(ROOT))], self.confined)
+        self.worker = _Process(cmd, confine.environment(self.token), str(scratch), pickle.dumps(hello))
+        self.ready = False
+
+    def _await_ready(self) -> None:
+        if self.ready:
+            return
+        try:
+            ready = self.worker.receive(START_LIMIT)
+        except (TimeoutError, wire.WireError):
+            ready = None
+        if not _shape(ready, "ready", 2):
+            self._discard()
+            if self.confined:  # namespaces that probe fine but fail in earnest: grade without them
+                self.confined, self.level = False, confine.LIMITS_ONLY
+                return self._start()
+            raise RuntimeError("процесс для проверки вашего кода не запустился")
+        self.level, self.ready = str(ready[1]), True
+
+    def _fresh_scratch(self) -> Path:
+        """A scratch folder with the submission's modules (the kit's own provided modules over any copy)."""
+        scratch = self.tmp / "work"
+        shutil.rmtree(scratch, ignore_errors=True)
+        scratch.mkdir()
+        os.chmod(self.tmp, 0o711)  # a worker run as nobody reaches its scratch folder and nothing else here
+        os.chmod(scratch, 0o777)
+        if self.source.is_file():
+            shutil.copy2(self.source, scratch / self.source.name)
+        elif self.source.is_dir():
+            for entry in self.source.iterdir():
+                if entry.name in _IGNORED or entry.name.startswith(".") or entry.is_symlink():
+                    continue  # a link could point at the reference solutions: only the submission's own files
+                if entry.is_file() and entry.suffix == ".py" and entry.stem not in self.provided:
+                    shutil.copy2(entry, scratch / entry.name)
+                elif entry.is_dir() and (entry / "__init__.py").is_file():
+                    shutil.copytree(entry, scratch / entry.name, symlinks=True, ignore=_no_links)
+        for name, path in self.provided.items():
+            shutil.copy2(path, scratch / f"{name}.py")
+        return scratch
+
+    def _discard(self) -> None:
+        if self.worker is not None:
+            self.worker.kill()
+            self.worker = None
+        self.loaded.clear()
+        confine.reap(self.token)
+
+    def _ask(self, request: tuple, seconds: float):
+        """Send a request and wait for its answer. Each request carries a fresh number that its answer must repeat:
+        an answer written before the request was made (a student's thread writing into the pipe) is no answer."""
+        number = secrets.randbits(63)
+        try:
+            payload = pickle.dumps((number, request), protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:  # the check's own mistake
+            raise RuntimeError(f"проверка не смогла передать аргументы в процесс с вашим кодом: {exc}") from None
+        worker = self.worker
+        if worker is None or not worker.send(payload):
+            code = worker.exit_code() if worker else None
+            self._discard()
+            raise WorkerCrashed(f"код {code}")
+        try:
+            answer = worker.receive(seconds + GRACE)
+        except TimeoutError:
+            raise
+        except wire.WireError as exc:
+            self._discard()
+            raise WorkerCrashed(f"ответ не читается: {exc}") from None
+        if answer is None:
+            code = worker.exit_code()
+            if code == 1 and (self.tmp / "hang.txt").stat().st_size:  # its own watchdog: the time limit
+                raise TimeoutError
+            self._discard()
+            raise WorkerCrashed(f"код {code}")
+        if type(answer) is not tuple or not answer or answer[0] != number:
+            self._discard()
+            raise WorkerCrashed("ответ пришёл не на этот вызов")
+        return answer[1:]
+
+    # ---- words ---------------------------------------------------------------------------------------------
+
+    def _missing(self, module: str, function: str) -> str:
+        if self.source.suffix == ".ipynb":
+            return (f"в тетрадке не определено «{function}»: выполните ячейку с этой функцией (и ячейки выше) или "
+                    "проверьте, что имя написано так же, как в задании")
+        return f"в {module}.py нет функции «{function}»: проверьте, что имя написано так же, как в задании"
+
+    def _where(self, function: str | None) -> str:
+        """Where the student's code was when the watchdog fired, from the worker's stack dump."""
+        try:
+            dump = (self.tmp / "hang.txt").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        scratch = str(self.tmp / "work")
+        own = []  # the student's frames, innermost first (faulthandler prints the most recent call first)
+        blocks = re.split(r"\n(?=(?:Current thread|Thread) )", dump)
+        main = next((b for b in blocks if re.search(r'worker\.py", line \d+ in main', b)), dump)  # the requests' thread
+        for match in _FRAME.finditer(main):
+            filename, line, func = match.group(1), int(match.group(2)), match.group(3)
+            if filename.startswith("<"):
+                name = filename.encode("ascii", "backslashreplace").decode("unicode_escape")
+                if name.startswith("<ячейка"):
+                    own.append((name[1:-1], line, func, ""))
+                continue
+            if os.path.dirname(filename) == scratch and Path(filename).stem not in self.provided:
+                own.append((Path(filename).name, line, func, linecache.getline(filename, line).strip()))
+        if not own:
+            return ""
+        name, line, func, code = own[0]
+        what = "верхний уровень модуля" if func == "<module>" else f"функция {func}"
+        text = f"В этот момент выполнялась {what} ({name}, строка {line})" + (f": «{code}»" if code else "")
+        if function and func != function and any(f[2] == function for f in own):
+            text += f", вызванная из {function}"
+        return text + "."
+
+
+_FRAME = re.compile(r'File "(.+)", line (\d+) in (\S+)')
+
+
+def _no_links(folder: str, names: list[str]) -> set[str]:
+    return {n for n in names if n in _IGNORED or os.path.islink(os.path.join(folder, n))}
+
+
+def _shape(answer, tag: str, n: int) -> bool:
+    return type(answer) is tuple and len(answer) == n and answer[0] == tag
+
+
+def _provided_modules(hw: Homework) -> dict[str, Path]:
+    """The homework's provided modules (every module of homework/<hw>/ that is not a part's), from the kit."""
+    found = {}
+    for folder in (hw.homework_dir, hw.solutions_dir):
+        for path in sorted(folder.glob("*.py")) if folder.is_dir() else []:
+            if path.stem not in hw.modules:
+                found[path.stem] = path  # solutions/ (the single source), when the kit has it, wins
+    return found
+
+
+def _visible(hw: Homework) -> list[str]:
+    """What the worker may read: the Python installation and its packages, the kit's grader and the homework's
+    tests (for the classes of the test environments); never the kit's root as a whole, nor any other folder
+    that happens to be on this process's import path (the current folder, /tmp)."""
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    paths = prefixes | {os.path.dirname(os.path.realpath(sys.executable)), str(ROOT / "grader"), str(hw.tests_dir)}
+    for entry in sys.path:
+        if not entry or not os.path.isabs(entry) or not os.path.exists(entry):
+            continue
+        real = os.path.realpath(entry)
+        packages = Path(real).name in ("site-packages", "dist-packages") or real.endswith(".zip")
+        if packages or any(real.startswith(p + os.sep) for p in prefixes):
+            paths.add(real)
+    return sorted(paths)
+
+
+# ---- what a call did to its arguments -------------------------------------------------------------------
+
+def _apply(sync, args: tuple, kwargs: dict, function: str) -> None:
+    """Replay the journals on the test's environments, then copy the changed arguments into the test's objects."""
+    if type(sync) is not dict:
+        raise WorkerCrashed(f"ответ на вызов {function} не читается")
+    slots = {**dict(enumerate(args)), **kwargs}
+    for key, journal in (sync.get("journals") or {}).items():
+        if key in slots and type(journal) is wire.Journal:
+            _replay(slots[key], journal)
+    for key, message in (sync.get("unsendable") or {}).items():
+        raise BadAnswer(f"{function} изменила свой аргумент и положила в него {message}")
+    for key, value in (sync.get("changed") or {}).items():
+        if key in slots:
+            _merge(slots[key], value)
+
+
+def _replay(root, journal: wire.Journal) -> None:
+    """Make on ``root`` (an environment of the test) the method calls the student's code made on its copy."""
+    try:
+        entries = list(journal.entries())
+    except wire.WireError as exc:
+        raise WorkerCrashed(f"журнал вызовов среды не читается: {exc}") from None
+    for path, name, args, kwargs in entries:
+        target = root
+        for step in path:
+            target = getattr(target, _public(step))
+        method = getattr(type(target), _public(name), None)
+        if not callable(method):
+            raise WorkerCrashed(f"в журнале вызовов среды — не метод: {name}")
+        getattr(target, name)(*args, **{_public(k): v for k, v in kwargs.items()})
+
+
+def _public(name) -> str:
+    if type(name) is not str or not name.isidentifier() or name.startswith("_"):
+        raise WorkerCrashed("журнал вызовов среды не читается")
+    return name
+
+
+def _merge(orig, new):
+    """Make ``orig`` equal to ``new`` in place where it is mutable; return what should stand in its place."""
+    if isinstance(orig, np.ndarray) and type(new) is np.ndarray and orig.shape == new.shape and orig.flags.writeable:
+        np.copyto(orig, new, casting="unsafe")
+        return orig
+    if isinstance(orig, np.random.Generator) and type(new) is np.random.Generator:
+        if type(orig.bit_generator) is type(new.bit_generator):
+            orig.bit_generator.state = new.bit_generator.state
+            return orig
+        return new
+    if type(orig) is list and type(new) is list:
+        orig[:] = [_merge(o, n) for o, n in zip(orig, new)] + new[len(orig):]
+        return orig
+    if type(orig) is dict and type(new) is dict:
+        for key in [k for k in orig if k not in new]:
+            del orig[key]
+        for key, value in new.items():
+            orig[key] = _merge(orig[key], value) if key in orig else value
+        return orig
+    if isinstance(orig, tuple) and type(new) is tuple and len(orig) == len(new):
+        for o, n in zip(orig, new):
+            _merge(o, n)
+        return orig
+    return new
+
+
+class RemoteModule:
+    """Stands for a student's module in a graded test: ``module.f(...)`` calls ``f`` in the worker."""
+
+    def __init__(self, session: Session, name: str):
+        self._session, self.__name__ = session, name
+        self._functions: dict[str, RemoteFunction] = {}
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        info = self._session.load(self.__name__)
+        if name not in info.callables:
+            raise MissingFunction(self._session._missing(self.__name__, name))
+        if name not in self._functions:
+            self._functions[name] = RemoteFunction(self._session, self.__name__, name)
+        return self._functions[name]
+
+    def __repr__(self) -> str:
+        return f"<модуль {self.__name__} (в отдельном процессе)>"
+
+
+class RemoteFunction:
+    def __init__(self, session: Session, module: str, name: str):
+        self._session, self._module, self.__name__ = session, module, name
+
+    def __call__(self, *args, **kwargs):
+        return self._session.call(self._module, self.__name__, args, kwargs)
+
+    def repeat(self, n: int, *args, **kwargs) -> list:
+        """``[f(*args, **kwargs) for _ in range(n)]``, run in the worker as one request."""
+        return self._session.call(self._module, self.__name__, args, kwargs, repeat=n)
+
+    def __repr__(self) -> str:
+        return f"<функция {self._module}.{self.__name__} (в отдельном процессе)>"

@@ -1,0 +1,291 @@
+"""The worker: the only process that runs a submission's code.
+
+Started by :mod:`grader.remote` as ``python -s -B -c "...main()"``, confined by :mod:`grader.confine`. It reads
+requests from the grading process (pickled tuples: trusted) and answers with plain data encoded by
+:mod:`grader.wire` (everything it sends is treated as the student's answer, never as a verdict):
+
+- ``("load", name, seconds)``: import the submission's module ``name`` (or run a notebook's code cells);
+  answer ``("loaded", callables, notes)`` or ``("load-error", message)``.
+- ``("call", module, function, args, kwargs, seed, seconds)``: call it; answer ``("return", value, sync)`` or
+  ``("raise", error, sync)``. ``sync`` describes what the call did to its arguments: the new value of each
+  argument it changed, and the journal of method calls made on the kit's objects (environments), which the
+  grading process replays on its own copies.
+
+Each request runs under a faulthandler watchdog: past its seconds, the stacks are written to the hang file
+and the process exits; the grading process reads where the code was.
+"""
+from __future__ import annotations
+
+import faulthandler
+import io
+import os
+import pickle
+import random
+import sys
+import threading
+import time
+import traceback
+import types
+
+import numpy as np
+
+from grader import wire
+from grader.loading import FolderImplementation, MissingFunction, ModuleLoadError, NotebookImplementation
+
+_MUTABLE = (np.ndarray, list, dict, np.random.Generator, bytearray)
+
+
+class Journaled:
+    """Stands for one of the kit's objects (an environment) inside a call: every method call and attribute
+    assignment is recorded, so that the grading process can replay them on its own object."""
+
+    __slots__ = ("_hw_obj", "_hw_journal", "_hw_path", "_hw_kit")
+
+    def __init__(self, obj, journal: list, path: tuple, kit: frozenset):
+        object.__setattr__(self, "_hw_obj", obj)
+        object.__setattr__(self, "_hw_journal", journal)
+        object.__setattr__(self, "_hw_path", path)
+        object.__setattr__(self, "_hw_kit", kit)
+
+    def __getattr__(self, name):
+        value = getattr(self._hw_obj, name)
+        if isinstance(value, types.MethodType) and _is_kit(value.__self__, self._hw_kit):
+            return self._recorder(name, value)
+        if _is_kit(value, self._hw_kit):
+            if value is self._hw_obj:  # env.unwrapped and the like
+                return self
+            return Journaled(value, self._hw_journal, self._hw_path + (name,), self._hw_kit)
+        return value
+
+    def _recorder(self, name, method):
+        journal, path = self._hw_journal, self._hw_path
+
+        def call(*args, **kwargs):
+            journal.append((path, name, args, kwargs))
+            return method(*args, **kwargs)
+
+        call.__name__ = name
+        return call
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"среду нельзя менять присваиванием (env.{name} = ...): только reset() и step()")
+
+    def __repr__(self):
+        return repr(self._hw_obj)
+
+    def __len__(self):
+        return len(self._hw_obj)
+
+
+def _is_kit(obj, kit: frozenset) -> bool:
+    return type(obj).__module__ in kit
+
+
+class Worker:
+    def __init__(self, config: dict, hang_file):
+        self.config = config
+        self.kit = frozenset(config["kit_modules"])
+        source = config["source"]
+        self.impl = NotebookImplementation(source) if source.endswith(".ipynb") else FolderImplementation(source)
+        self.provided = set(config["provided"])
+        self.watchdog = Watchdog(hang_file)
+        self.watchdog.start()
+
+    # ---- requests ---------------------------------------------------------------------------------
+
+    def load(self, name: str, seconds: float):
+        self._arm(seconds)
+        try:
+            module = self.impl.module(name)
+        except ModuleLoadError as exc:
+            return ("load-error", str(exc))
+        finally:
+            self._disarm()
+        callables = sorted(k for k, v in vars(module).items() if callable(v) and not k.startswith("__"))
+        return ("loaded", callables, list(getattr(self.impl, "cell_errors", [])))
+
+    def call(self, module: str, function: str, args: tuple, kwargs: dict, seed, seconds: float, repeat: int = 0):
+        if seed is not None:  # a new check: the global generators as the check's seed makes them
+            random.seed(seed)
+            np.random.seed(seed)
+        journals: dict = {}
+        args = [self._guest(a, i, journals) for i, a in enumerate(args)]
+        kwargs = {k: self._guest(v, k, journals) for k, v in kwargs.items()}
+        before = {**{i: _fingerprint(a) for i, a in enumerate(args)}, **{k: _fingerprint(v) for k, v in kwargs.items()}}
+        self._arm(seconds)
+        try:
+            func = getattr(self.impl.module(module), function)
+            if repeat:  # many calls with the same arguments, one request: ε-greedy drawn 20 000 times
+                value = [func(*args, **kwargs) for _ in range(repeat)]
+            else:
+                value = func(*args, **kwargs)
+        except BaseException as exc:  # noqa: BLE001 - whatever the student's code raises is reported
+            self._disarm()
+            return ("raise", self._error(exc), self._sync(args, kwargs, before, journals))
+        self._disarm()
+        return ("return", value, self._sync(args, kwargs, before, journals))
+
+    def _guest(self, value, key, journals: dict):
+        if _is_kit(value, self.kit):
+            journal: list = []
+            journals[key] = journal
+            return Journaled(value, journal, (), self.kit)
+        return value
+
+    def _sync(self, args: list, kwargs: dict, before: dict, journals: dict) -> dict:
+        changed = {}
+        for key, value in [*enumerate(args), *kwargs.items()]:
+            if key in journals or before.get(key) is None:
+                continue
+            if _fingerprint(value) != before[key]:
+                changed[key] = value
+        return {"changed": changed, "journals": {k: wire.Journal(j) for k, j in journals.items()}}
+
+    def _error(self, exc: BaseException) -> dict:
+        frames = [[f.filename, f.lineno, f.name, (f.line or "").strip()] for f in traceback.extract_tb(exc.__traceback__)]
+        own = [f for f in frames if self._is_students(f[0])]
+        if isinstance(exc, MissingFunction):
+            kind = "missing"
+        elif isinstance(exc, NotImplementedError):
+            kind = "todo"
+        elif isinstance(exc, SystemExit):
+            kind = "exit"
+        elif isinstance(exc, (EOFError, KeyboardInterrupt)):
+            kind = "input" if isinstance(exc, EOFError) else "error"
+        elif isinstance(exc, RecursionError):
+            kind = "recursion"
+        else:
+            kind = "error"
+        message = repr(exc.code) if isinstance(exc, SystemExit) else _safe_str(exc)
+        return {"type": type(exc).__name__, "builtin": type(exc).__module__ == "builtins", "message": message,
+                "kind": kind, "frames": own[-20:]}
+
+    def _is_students(self, filename: str) -> bool:
+        if filename.startswith("<ячейка"):
+            return True
+        folder = self.config["scratch"]
+        name = os.path.basename(filename)
+        return (os.path.dirname(os.path.abspath(filename)) == folder and name.endswith(".py")
+                and name[:-3] not in self.provided)
+
+    # ---- the watchdog --------------------------------------------------------------------------------
+
+    def _arm(self, seconds: float) -> None:
+        self.watchdog.deadline = time.monotonic() + max(seconds, 0.05)
+
+    def _disarm(self) -> None:
+        self.watchdog.deadline = None
+
+
+class Watchdog(threading.Thread):
+    """Past the deadline of the running request, writes every thread's stack to the hang file and ends the
+    process (the grading process then reads where the code was). Arming it costs one assignment."""
+
+    TICK = 0.02  # s between looks at the clock
+
+    def __init__(self, hang_file):
+        super().__init__(daemon=True, name="hwkit-watchdog")
+        self.hang_file = hang_file
+        self.deadline: float | None = None
+
+    def run(self) -> None:
+        while True:
+            time.sleep(self.TICK)
+            deadline = self.deadline
+            if deadline is not None and time.monotonic() > deadline:
+                self.hang_file.seek(0)
+                self.hang_file.truncate()
+                faulthandler.dump_traceback(file=self.hang_file, all_threads=True)
+                self.hang_file.flush()
+                os._exit(1)
+
+
+def _safe_str(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - a student's exception class may break str()
+        text = ""
+    return text[:2000]
+
+
+def _fingerprint(value):
+    """Bytes that change when a mutable argument changes (None for values a call cannot change)."""
+    if not isinstance(value, _MUTABLE):
+        if not isinstance(value, tuple):
+            return None
+    try:
+        if isinstance(value, np.random.Generator):
+            return repr(value.bit_generator.state)
+        return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _reply(out, number: int, message: tuple) -> None:
+    """Send ``message`` as the answer to request ``number`` (or say what in it could not be sent)."""
+    try:
+        payload = wire.encode((number, *message))
+    except wire.Unsendable as exc:  # say what could not be sent instead
+        kind, *rest = message
+        if kind in ("return", "raise"):
+            value, sync = rest
+            sync = _plain_sync(sync)
+            try:
+                payload = wire.encode((number, kind, value, sync))
+            except wire.Unsendable as bad:  # the answer itself is not plain data
+                payload = wire.encode((number, "unsendable", str(bad), sync))
+        else:
+            payload = wire.encode((number, "unsendable", str(exc), {"changed": {}, "journals": {}, "unsendable": {}}))
+    wire.write_frame(out, payload)
+
+
+def _plain_sync(sync: dict) -> dict:
+    """``sync`` without the values that cannot be sent (they are reported as such)."""
+    plain: dict = {"changed": {}, "journals": {}, "unsendable": {}}
+    for part in ("changed", "journals"):
+        for key, value in sync[part].items():
+            try:
+                wire.encode(value)
+                plain[part][key] = value
+            except wire.Unsendable as exc:
+                plain["unsendable"][key] = str(exc)
+    return plain
+
+
+def _private_streams():
+    """The protocol gets private copies of stdin and stdout; the student's code sees /dev/null on 0, 1 and 2."""
+    proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
+    proto_out = os.fdopen(os.dup(1), "wb")
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+    sys.stdin = io.TextIOWrapper(io.BytesIO(b""), encoding="utf-8")  # input() meets the end of input at once
+    sys.stdout = open(os.devnull, "w", encoding="utf-8")
+    sys.stderr = open(os.devnull, "w", encoding="utf-8")
+    return proto_in, proto_out
+
+
+def main() -> None:
+    proto_in, proto_out = _private_streams()
+    config = pickle.loads(wire.read_frame(proto_in))
+    from grader import confine
+
+    hang_file = open(config["hang_file"], "w", encoding="utf-8")  # opened before the file system view changes
+    level = confine.enter(config)  # the file system view, limits; before any student code runs
+    sys.path[:0] = [config["scratch"], *config["import_path"]]
+    os.chdir(config["scratch"])
+    worker = Worker(config, hang_file)
+    wire.write_frame(proto_out, wire.encode(("ready", level)))
+    while True:
+        frame = wire.read_frame(proto_in)
+        if frame is None:
+            break
+        number, request = pickle.loads(frame)
+        if request[0] == "load":
+            _reply(proto_out, number, worker.load(*request[1:]))
+        elif request[0] == "call":
+            _reply(proto_out, number, worker.call(*request[1:]))
+        else:
+            break
+    os._exit(0)

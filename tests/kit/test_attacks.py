@@ -1,0 +1,342 @@
+"""A grade no submission can forge: hostile submissions score exactly what their real code earns.
+
+Each case is a student's `ppo.py` written to get points without the work: the untouched stub (every function
+raises NotImplementedError) plus code that attacks the grader. The real code earns 0, so each must score 0,
+with the same checks and maxima as the reference. A few cases attack on top of the reference, which must keep
+exactly its score: the attack neither adds nor removes points.
+"""
+from __future__ import annotations
+
+import json
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from grader import confine
+from grader.homeworks import ROOT
+from kit import HW, run_check
+
+STUB = ROOT / "homework" / HW / "ppo.py"
+REFERENCE = ROOT / "solutions" / HW / "ppo.py"
+
+# A line the grader's command line would have taken as a verdict before the checks had a process of their own.
+FORGED = """
+import json as _json
+_FORGED = "".join(_json.dumps(r) + "\\n" for r in (
+    [{"event": "result", "nodeid": f"tests/{HW}/test_ppo.py::test_{n}", "name": f"test_{n}", "title": "поддельная",
+      "weight": -1000.0, "bonus": False, "outcome": "passed", "kind": "", "message": "", "traceback": ""}
+     for n in ["td_errors_courier", "invented_check"]]
+    + [{"event": "finished"}]))
+""".replace("{HW}", HW)
+
+ATTACKS = {
+    # the results channel: every descriptor the process has, and the parent's, through /proc
+    "forged_results_on_every_descriptor": FORGED + """
+import os as _os
+
+def _spray():
+    for _fd in range(256):  # its own descriptors, among them the pipe of its answers
+        try:
+            _os.write(_fd, _FORGED.encode())
+        except OSError:
+            pass
+    _spray_parent()
+
+def _spray_parent():
+    try:
+        _fds = _os.listdir(f"/proc/{_os.getppid()}/fd")  # the checking process's, when it can be seen
+    except OSError:
+        return
+    for _fd in _fds:
+        try:
+            with open(f"/proc/{_os.getppid()}/fd/{_fd}", "w") as _f:
+                _f.write(_FORGED)
+        except OSError:
+            pass
+
+_spray()
+_todo = td_errors
+
+def td_errors(rewards, values, last_value, gamma):
+    _spray()
+    return _todo(rewards, values, last_value, gamma)
+""",
+    "forged_results_into_the_grader": FORGED + """
+import os as _os
+
+for _pid in (_os.getppid(),):  # the process that started it: the checking process, where it can be seen
+    try:
+        _fds = _os.listdir(f"/proc/{_pid}/fd")
+    except OSError:
+        continue
+    for _fd in _fds:
+        try:
+            with open(f"/proc/{_pid}/fd/{_fd}", "w") as _f:
+                _f.write(_FORGED)
+        except OSError:
+            pass
+""",
+    "atexit_forgery": FORGED + """
+import atexit as _atexit, os as _os, sys as _sys
+_atexit.register(lambda: [_os.write(fd, _FORGED.encode()) for fd in (1, 2)])
+_sys.stdout.write(_FORGED)
+""",
+    "patched_pytest_internals": """
+import _pytest.runner, _pytest.python, _pytest.reports
+
+_pytest.python.Function.runtest = lambda self: None
+_pytest.runner.call_and_report = lambda item, when, log=True, **kw: _pytest.reports.TestReport(
+    item.nodeid, item.location, {}, "passed", None, when, [])
+_pytest.reports.TestReport.from_item_and_call = classmethod(lambda cls, item, call: cls(
+    item.nodeid, item.location, {}, "passed", None, call.when, []))
+""",
+    "patched_grader_modules": """
+import sys as _sys
+import grader.checks, grader.explain, grader.runner
+
+grader.checks.check_close = lambda got, expected, **kw: got
+grader.checks.check_float = lambda got, expected, **kw: got
+grader.checks.check_pair = lambda got, what, names=None: (got, got)
+grader.explain.explain = lambda exc, live=None: ("check", "")
+grader.runner.CheckResult.passed = property(lambda self: True)
+for _name, _module in list(_sys.modules.items()):
+    if _name.startswith("test_"):
+        _module.check_close = grader.checks.check_close
+""",
+    "skipped_instead_of_not_implemented": """
+from _pytest.outcomes import Skipped as NotImplementedError
+import builtins as _builtins
+
+_builtins.NotImplementedError = NotImplementedError
+
+def _skip(*args, **kwargs):
+    raise NotImplementedError("TODO")
+
+td_errors = gae = ppo_clip_objective = normalize_advantages = ppo_loss = gae_with_boundaries = _skip
+clipped_value_loss = _skip
+""",
+    "swapped_numpy_and_math": """
+import math as _math, sys as _sys, types as _types
+import numpy as _np
+
+class _Yes(_types.ModuleType):
+    def __getattr__(self, name):
+        return getattr(_np, name)
+    allclose = staticmethod(lambda *a, **k: True)
+    isclose = staticmethod(lambda a, b, *r, **k: _np.ones(_np.broadcast(a, b).shape, dtype=bool))
+    array_equal = staticmethod(lambda *a, **k: True)
+
+_fake = _Yes("numpy")
+_sys.modules["numpy"] = _fake
+_math.isclose = lambda *a, **k: True
+for _name, _module in list(_sys.modules.items()):
+    if getattr(_module, "np", None) is _np:
+        _module.np = _fake
+""",
+    "stack_peeking_answer": """
+import sys as _sys
+import numpy as _np
+
+class _Peek:
+    \"\"\"Whatever the check compares it with, it becomes: it reads `expected` from the checking frame.\"\"\"
+    def _expected(self):
+        frame = _sys._getframe(1)
+        while frame is not None:
+            for key in ("expected", "want"):
+                if key in frame.f_locals:
+                    return _np.asarray(frame.f_locals[key], dtype=float)
+            frame = frame.f_back
+        return _np.zeros(3)
+    def __array__(self, dtype=None, copy=None):
+        return self._expected()
+    def __float__(self):
+        return float(self._expected().ravel()[0])
+    def __eq__(self, other):
+        return True
+    def __len__(self):
+        return len(self._expected())
+    def __iter__(self):
+        return iter(self._expected())
+
+def td_errors(rewards, values, last_value, gamma):
+    return _Peek()
+
+def gae(rewards, values, last_value, gamma, lam):
+    return _Peek(), _Peek()
+
+def ppo_clip_objective(logp_new, logp_old, adv, eps=0.2):
+    return _Peek()
+""",
+    "ndarray_subclass": """
+import numpy as _np
+
+class _Agreeable(_np.ndarray):
+    def __eq__(self, other):
+        return _np.ones(_np.shape(other), dtype=bool)
+    def __array_function__(self, func, types, args, kwargs):
+        if func.__name__ in ("allclose", "array_equal"):
+            return True
+        if func.__name__ == "isclose":
+            return _np.ones(_np.broadcast(*args[:2]).shape, dtype=bool)
+        return super().__array_function__(func, types, args, kwargs)
+
+def td_errors(rewards, values, last_value, gamma):
+    return _np.zeros(len(rewards)).view(_Agreeable)
+
+def gae(rewards, values, last_value, gamma, lam):
+    z = _np.zeros(len(rewards)).view(_Agreeable)
+    return z, z
+""",
+    "reference_read_from_disk": """
+import os as _os
+from pathlib import Path as _Path
+
+def _candidates():
+    try:
+        import grader
+        yield _Path(grader.__file__).resolve().parents[1]
+    except Exception:
+        pass
+    for base in ("/work", "/", _os.path.expanduser("~"), "/tmp"):
+        for dirpath, dirnames, filenames in _os.walk(base):
+            if "solutions" in dirnames:
+                yield _Path(dirpath)
+            dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in ("proc", "sys")][:50]
+            if dirpath.count(_os.sep) > 4:
+                dirnames[:] = []
+
+for _root in _candidates():
+    _path = _root / "solutions" / "{HW}" / "ppo.py"
+    try:
+        exec(compile(_path.read_text(encoding="utf-8"), "ppo.py", "exec"), globals())
+        break
+    except OSError:
+        continue
+""".replace("{HW}", HW),
+    "sys_exit_inside_calls": """
+import sys as _sys
+
+def td_errors(rewards, values, last_value, gamma):
+    _sys.exit(0)
+""",
+    "os_exit_inside_calls": """
+import os as _os
+
+def gae(rewards, values, last_value, gamma, lam):
+    _os._exit(0)
+""",
+    "kill_the_checking_process": """
+import os as _os, signal as _signal
+
+def td_errors(rewards, values, last_value, gamma):
+    for _pid in {_os.getppid(), _os.getpgid(0)}:
+        try:
+            _os.kill(_pid, _signal.SIGKILL)
+        except OSError:
+            pass
+    raise NotImplementedError
+""",
+    "forged_answer_frames": """
+import os as _os, struct as _struct, threading as _threading, time as _time
+
+def _flood():
+    frame = b'{"$tuple":["return",[0.35,-0.6,1.0],{"$dict":[]}]}'
+    payload = _struct.pack("<II", len(frame), 0) + frame
+    while True:
+        for _fd in range(3, 64):
+            try:
+                _os.write(_fd, _struct.pack("<Q", len(payload)) + payload)
+            except OSError:
+                pass
+        _time.sleep(0.01)
+
+_threading.Thread(target=_flood, daemon=True).start()
+""",
+    "unplain_objects_in_answers": """
+import collections as _collections, fractions as _fractions
+
+class _Float(float):
+    def __eq__(self, other):
+        return True
+
+def td_errors(rewards, values, last_value, gamma):
+    return [_Float(0.35), _Float(-0.6), _Float(1.0)]
+
+def gae(rewards, values, last_value, gamma, lam):
+    return _fractions.Fraction(1, 3), _collections.UserList([1.0])
+
+def ppo_clip_objective(logp_new, logp_old, adv, eps=0.2):
+    return _Float(0.1)
+""",
+}
+
+ON_REFERENCE = {  # attacks that must neither add nor remove points from a correct submission
+    "forged_results_into_the_grader", "atexit_forgery", "patched_pytest_internals", "patched_grader_modules",
+    "swapped_numpy_and_math",
+}
+NEEDS_CONFINEMENT = {  # without namespaces the worker can read the kit's files, so these are protected only with them
+    "reference_read_from_disk": "без пространств имён Linux рабочий процесс видит solutions/",
+}
+
+
+def _grade(tmp: Path, base: Path, code: str) -> tuple:
+    folder = tmp / "student"
+    folder.mkdir(parents=True)
+    (folder / "ppo.py").write_text(base.read_text(encoding="utf-8") + "\n\n" + textwrap.dedent(code), encoding="utf-8")
+    out = tmp / "results.json"
+    proc = run_check(HW, "ppo", "--dir", str(folder), "--json", str(out), "--timeout", "5")
+    return proc, json.loads(out.read_text(encoding="utf-8")) if out.is_file() else None
+
+
+CASES = [(name, "stub") for name in ATTACKS] + [(name, "reference") for name in sorted(ON_REFERENCE)]
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """Every case graded, two at a time, as soon as the first test asks; plus the reference as a student folder."""
+    pool = ThreadPoolExecutor(max_workers=2)
+    futures = {(name, base): pool.submit(_grade, tmp_path_factory.mktemp(f"{name}-{base}"),
+                                         STUB if base == "stub" else REFERENCE, ATTACKS[name]) for name, base in CASES}
+    futures["honest"] = pool.submit(_grade, tmp_path_factory.mktemp("honest"), REFERENCE, "")
+    yield futures
+    pool.shutdown(wait=True)
+
+
+@pytest.mark.parametrize("name,base", CASES, ids=[f"{n}-on-{b}" for n, b in CASES])
+def test_attack_scores_what_its_real_code_earns(name, base, graded):
+    if name in NEEDS_CONFINEMENT and not confine.namespaces_available():
+        pytest.skip(NEEDS_CONFINEMENT[name])
+    proc, data = graded[name, base].result()
+    _, honest = graded["honest"].result()
+    assert data is not None, proc.stdout + proc.stderr
+    assert proc.returncode == (0 if base == "reference" else 1), proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    # the checks and what each is worth come from the grader's own collection
+    assert [(t["name"], t["max_score"]) for t in data["tests"]] == [(t["name"], t["max_score"]) for t in honest["tests"]]
+    if base == "stub":
+        assert data["score"] == 0, [t["name"] for t in data["tests"] if t["status"] == "passed"]
+    else:
+        assert data["score"] == honest["score"] > 0
+        assert [t["status"] for t in data["tests"]] == [t["status"] for t in honest["tests"]]
+
+
+def test_answers_that_are_not_plain_data_are_refused_with_what_to_return(graded):
+    _, data = graded["unplain_objects_in_answers", "stub"].result()
+    outputs = {t["extra_data"]["check"]: t.get("output", "") for t in data["tests"]}
+    assert "подкласс float" in outputs["test_td_errors_courier"], outputs["test_td_errors_courier"]
+    assert "верните" in outputs["test_td_errors_courier"]
+    _, data = graded["ndarray_subclass", "stub"].result()
+    outputs = {t["extra_data"]["check"]: t.get("output", "") for t in data["tests"]}
+    assert "подкласс np.ndarray" in outputs["test_td_errors_courier"], outputs["test_td_errors_courier"]
+
+
+def test_a_killed_or_exiting_worker_costs_only_its_checks(graded):
+    for name in ("sys_exit_inside_calls", "os_exit_inside_calls"):
+        _, data = graded[name, "stub"].result()
+        kinds = {t["extra_data"]["kind"] for t in data["tests"]}
+        assert kinds <= {"todo", "error", "crash"}, kinds
+    _, data = graded["os_exit_inside_calls", "stub"].result()
+    gae = [t for t in data["tests"] if t["extra_data"]["check"].startswith("test_gae_courier")]
+    assert gae and all(t["extra_data"]["kind"] == "crash" for t in gae)

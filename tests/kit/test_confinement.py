@@ -1,0 +1,188 @@
+"""What the worker that runs a submission can see and do, asked from inside it.
+
+A probe module's function tries each forbidden thing and returns what happened, as plain data through the
+same proxy the graded checks use. Where Linux namespaces are available the worker must be confined; where
+they are not, those tests skip with the reason, and the fallback is tested instead.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import textwrap
+import threading
+
+import pytest
+
+from grader import confine, homeworks
+from grader.homeworks import ROOT
+from grader.remote import Session
+from kit import HW, run_check
+
+PROBE = textwrap.dedent('''
+    import ctypes, os, socket, subprocess, sys
+
+
+    def probe(kit_root, port):
+        def attempt(f):
+            try:
+                return "ok: " + str(f())[:200]
+            except BaseException as exc:
+                return "refused: " + type(exc).__name__
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return {
+            "read_solutions": attempt(lambda: os.listdir(os.path.join(kit_root, "solutions"))),
+            "read_kit_readme": attempt(lambda: open(os.path.join(kit_root, "README.md")).read(10)),
+            "write_grader": attempt(lambda: open(os.path.join(kit_root, "grader", "checks.py"), "a").close()),
+            "remount_grader_rw": attempt(lambda: 1 / (libc.mount(None, os.path.join(kit_root, "grader").encode(),
+                                                                 None, 32 | 4096, None) + 1)),
+            "loopback": attempt(lambda: socket.create_connection(("127.0.0.1", port), timeout=2).close()),
+            "processes": sorted(p for p in os.listdir("/proc") if p.isdigit()),
+            "capabilities": [line.split()[1] for line in open("/proc/self/status") if line.startswith("CapEff")][0],
+            "tmp": sorted(os.listdir("/tmp")),
+            "cwd_files": sorted(os.listdir(".")),
+            "environment": sorted(os.environ),
+        }
+
+
+    def td_errors(rewards, values, last_value, gamma):
+        raise NotImplementedError
+''')
+
+
+@pytest.fixture(scope="module")
+def listener():
+    """A server on the loopback (the only address a kit test may use), counting connections it accepts."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(5)
+    server.settimeout(0.2)
+    accepted = []
+    stop = threading.Event()
+
+    def serve():
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+                accepted.append(conn)
+            except OSError:
+                continue
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield server.getsockname()[1], accepted
+    stop.set()
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def probed(tmp_path_factory, listener):
+    folder = tmp_path_factory.mktemp("probe")
+    (folder / "ppo.py").write_text(PROBE, encoding="utf-8")
+    hw = homeworks.load(HW)
+    session = Session(hw, folder, 20)
+    try:
+        yield session.level, session.module("ppo").probe(str(ROOT), listener[0]), session
+    finally:
+        session.close()
+
+
+namespaces = pytest.mark.skipif(not confine.namespaces_available(),
+                                reason="пространства имён Linux недоступны на этой машине: изоляция файловой системы, "
+                                       "сети и процессов не проверяется (ограничения ресурсов проверены ниже)")
+
+
+def test_the_self_probe_connects_on_the_host(listener):
+    """The listener works: a connection from this process is accepted (so a refusal below means something)."""
+    port, accepted = listener
+    before = len(accepted)
+    socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    for _ in range(50):
+        if len(accepted) > before:
+            break
+        threading.Event().wait(0.05)
+    assert len(accepted) > before
+
+
+@namespaces
+def test_worker_cannot_read_the_solutions_or_the_kit_root(probed):
+    level, seen, session = probed
+    assert session.confined and level == confine.NAMESPACES
+    assert (ROOT / "solutions").is_dir()  # they exist, the worker just does not see them
+    assert seen["read_solutions"].startswith("refused"), seen
+    assert seen["read_kit_readme"].startswith("refused"), seen
+
+
+@namespaces
+def test_worker_cannot_change_the_kit_even_by_remounting(probed):
+    _, seen, _ = probed
+    assert seen["write_grader"].startswith("refused"), seen
+    assert seen["remount_grader_rw"].startswith("refused"), seen
+    assert int(seen["capabilities"], 16) == 0, seen
+
+
+@namespaces
+def test_worker_has_no_network(probed, listener):
+    _, seen, _ = probed
+    port, accepted = listener
+    assert seen["loopback"].startswith("refused"), seen
+    assert not accepted or all(c.getpeername()[0] == "127.0.0.1" for c in accepted)
+
+
+@namespaces
+def test_worker_sees_no_other_process_nor_other_files(probed):
+    _, seen, session = probed
+    assert seen["processes"] == ["1"], seen["processes"]  # itself, as the first process of its namespace
+    assert seen["tmp"] == [session.tmp.name], seen["tmp"]  # a private /tmp: only the way to its own scratch folder
+    assert seen["cwd_files"] == sorted(["ppo.py", "envs.py", "toy_lm.py"]), seen["cwd_files"]
+
+
+def test_worker_environment_is_clean(probed):
+    _, seen, _ = probed
+    assert set(seen["environment"]) <= {"PATH", "LANG", "LC_ALL", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE",
+                                        "PYTHONIOENCODING", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                        "MKL_NUM_THREADS", confine.MARKER, "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
+                                        "LD_LIBRARY_PATH", "TMPDIR", "SYSTEMROOT"}, seen["environment"]
+
+
+def test_without_namespaces_grading_still_works_and_says_so(tmp_path):
+    out = tmp_path / "r.json"
+    proc = run_check(HW, "ppo::test_td_errors_courier", "--solutions", "--json", str(out),
+                     env_extra={"HWKIT_CONFINE": "off"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "без пространств имён" in proc.stdout
+    import json
+
+    assert json.loads(out.read_text(encoding="utf-8"))["extra_data"]["confinement"].startswith("без пространств имён")
+
+
+@namespaces
+def test_the_report_says_the_worker_was_confined(tmp_path):
+    proc = run_check(HW, "ppo::test_td_errors_courier", "--solutions")
+    assert "пространства имён Linux" in proc.stdout, proc.stdout
+
+
+def test_resource_limits_apply_without_namespaces(tmp_path):
+    folder = tmp_path / "hog"
+    folder.mkdir()
+    (folder / "ppo.py").write_text(textwrap.dedent('''
+        import resource
+
+        def limits():
+            return {name: resource.getrlimit(getattr(resource, name))[0]
+                    for name in ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NOFILE", "RLIMIT_CORE")}
+
+        def td_errors(rewards, values, last_value, gamma):
+            return bytearray(8 * 2**30)  # more memory than the worker may have
+    '''), encoding="utf-8")
+    os.environ["HWKIT_CONFINE"] = "off"
+    try:
+        session = Session(homeworks.load(HW), folder, 20)
+        assert not session.confined
+        got = session.module("ppo").limits()
+        assert got == {"RLIMIT_AS": confine.MEMORY_BYTES, "RLIMIT_CPU": confine.CPU_SECONDS,
+                       "RLIMIT_FSIZE": confine.FILE_BYTES, "RLIMIT_NOFILE": confine.OPEN_FILES, "RLIMIT_CORE": 0}
+        with pytest.raises(MemoryError):
+            session.module("ppo").td_errors([1.0], [1.0], 0.0, 0.9)
+        session.close()
+    finally:
+        del os.environ["HWKIT_CONFINE"]

@@ -1,0 +1,141 @@
+"""What crosses from the worker to the grading process: plain data, rebuilt as exact types, or nothing."""
+from __future__ import annotations
+
+import json
+import struct
+
+import numpy as np
+import pytest
+
+from grader import wire
+
+
+def roundtrip(value):
+    return wire.decode(wire.encode(value))
+
+
+@pytest.mark.parametrize("value", [
+    None, True, False, 0, -7, 2**80, 1.5, float("inf"), complex(1, -2), "δ_t", [], (), {},
+    [1, [2.0, (3, "x")], {"a": None, 4: [True]}],
+], ids=repr)
+def test_plain_values_come_back_equal_and_of_the_same_type(value):
+    got = roundtrip(value)
+    assert got == value and type(got) is type(value)
+
+
+def test_nan_comes_back_as_nan():
+    assert np.isnan(roundtrip(float("nan")))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int8", "uint16", "bool", "complex128"])
+def test_arrays_and_numpy_scalars_keep_dtype_shape_and_values(dtype):
+    arr = (np.arange(24).reshape(2, 3, 4) % 3).astype(dtype)
+    got = roundtrip(arr)
+    assert type(got) is np.ndarray and got.dtype == arr.dtype and got.shape == arr.shape
+    assert np.array_equal(got, arr) and got.flags.writeable
+    scalar = arr.ravel()[5]
+    back = roundtrip(scalar)
+    assert type(back) is type(scalar) and back == scalar
+
+
+def test_non_contiguous_and_empty_arrays():
+    arr = np.arange(12.0).reshape(3, 4)[:, ::2]
+    assert np.array_equal(roundtrip(arr), arr)
+    assert roundtrip(np.zeros((0, 3))).shape == (0, 3)
+
+
+def test_a_generator_comes_back_in_the_same_state():
+    rng = np.random.default_rng(5)
+    rng.random(3)
+    got = roundtrip(rng)
+    assert type(got) is np.random.Generator and got.random() == rng.random()
+
+
+def test_namedtuple_and_collections_dicts_come_back_as_plain_tuple_and_dict():
+    from collections import OrderedDict, namedtuple
+
+    pair = namedtuple("Pair", "a b")(1, 2)
+    assert type(roundtrip(pair)) is tuple and roundtrip(pair) == (1, 2)
+    assert type(roundtrip(OrderedDict(a=1))) is dict
+
+
+class _Sneaky(np.ndarray):
+    pass
+
+
+class _MyFloat(float):
+    pass
+
+
+@pytest.mark.parametrize("value,words", [
+    (np.zeros(3).view(_Sneaky), "подкласс np.ndarray"),
+    (_MyFloat(1.0), "подкласс float"),
+    (np.array([object()], dtype=object), "dtype=object"),
+    (np.zeros(2, dtype=[("a", "f8")]), "dtype"),
+    (object(), "объект типа builtins.object"),
+    ({(1, 2): 3}, "ключ словаря"),
+    (lambda: 0, "объект типа builtins.function"),
+    (np.datetime64("2026-01-01"), "скаляр NumPy"),
+], ids=["ndarray_subclass", "float_subclass", "object_array", "structured", "object", "tuple_key", "function",
+        "datetime"])
+def test_anything_else_is_refused_with_its_type_named(value, words):
+    with pytest.raises(wire.Unsendable, match=words):
+        wire.encode(value)
+
+
+def test_nesting_past_the_limit_is_refused():
+    deep: list = []
+    for _ in range(wire.MAX_DEPTH + 5):
+        deep = [deep]
+    with pytest.raises(wire.Unsendable):
+        wire.encode(deep)
+
+
+def frame(tree, blob=b""):
+    text = json.dumps(tree).encode()
+    return struct.pack("<II", len(text), len(blob)) + text + blob
+
+
+@pytest.mark.parametrize("bad", [
+    b"", b"\x00" * 5,
+    frame({"$nd": ["|O", [1], 0, 8]}, b"\x00" * 8),  # object dtype: could carry pointers
+    frame({"$nd": ["<f8", [2], 0, 8]}, b"\x00" * 8),  # shape and bytes disagree
+    frame({"$nd": ["<f8", [1], 8, 8]}, b"\x00" * 8),  # past the end of the frame
+    frame({"$nd": ["<f8", [-1], 0, 0]}),
+    frame({"$nd": ["V8", [1], 0, 8]}, b"\x00" * 8),
+    frame({"$np": ["|O", "00"]}),
+    frame({"$gen": {"$dict": [["bit_generator", "Evil"]]}}),
+    frame({"$pickle": "gASVAAAAAAAAAAA="}),  # no such tag: nothing is ever unpickled
+    frame({"a": 1}),  # a plain JSON object is not a dict of the wire
+    frame({"$dict": [[[1], 2]]}),
+    frame({"$int": "1" * 6000}),
+    frame([{"$tuple": []}] * 2)[:-3],  # cut short
+    struct.pack("<II", 10**9, 0),  # claims a length it does not have
+    frame({"$journal": "[[[\"__class__\"], 1]"}),
+], ids=lambda b: repr(b[:30]))
+def test_malformed_or_hostile_frames_are_refused(bad):
+    with pytest.raises(wire.WireError):
+        wire.decode(bad)
+
+
+def test_deeply_nested_json_is_refused_not_a_crash():
+    text = ("[" * 100_000 + "]" * 100_000).encode()
+    with pytest.raises(wire.WireError):
+        wire.decode(struct.pack("<II", len(text), 0) + text)
+
+
+def test_journal_entries_are_checked_one_by_one():
+    journal = wire.decode(wire.encode(wire.Journal([((), "step", (np.int64(2),), {}), (("action_space",), "sample", (), {})])))
+    entries = list(journal.entries())
+    assert entries[0][1] == "step" and type(entries[0][2][0]) is np.int64 and entries[1][0] == ["action_space"]
+    bad = wire.Journal.parse(json.dumps([[[], "step", [{"$pickle": ""}], {}]]))
+    with pytest.raises(wire.WireError):
+        list(bad.entries())
+
+
+def test_a_frame_longer_than_the_limit_is_refused_before_it_is_read():
+    import io
+
+    stream = io.BytesIO(struct.pack("<Q", 10**12) + b"x" * 10)
+    with pytest.raises(wire.WireError):
+        wire.read_frame(stream)
