@@ -129,14 +129,22 @@ def check_policy(policy, S, A, what):
     return arr
 
 
-def check_greedy(policy, Q_star, what):
+def greedy_hint(policy, R):
+    """A hint for a policy that is not greedy by Q*: name the mistake when the policy is greedy by R alone."""
+    by_reward = R >= R.max(axis=1, keepdims=True) - 1e-9
+    if np.all(by_reward[policy > 1e-9]):
+        return "похоже, политика выбрана по одной награде R: жадность — по Q = R + γ·Σ P[s, a, s']·V(s'), с учётом будущего."
+    return "политика — argmax_a Q*(s, a), Q*(s, a) = R[s, a] + γ·Σ P[s, a, s']·V*(s')."
+
+
+def check_greedy(policy, Q_star, R, what):
     """The policy puts mass only on actions that maximize Q*."""
     best = Q_star >= Q_star.max(axis=1, keepdims=True) - 1e-6 * np.maximum(1.0, np.abs(Q_star).max(axis=1, keepdims=True))
     wrong = np.argwhere((policy > 1e-9) & ~best)
     check_that(len(wrong) == 0, what=f"{what}: политика жадная по Q*", expected="вероятность только у действий с max_a Q*(s, a)",
                got=(f"в состоянии {wrong[0][0]} выбрано действие {wrong[0][1]} с Q* = {Q_star[tuple(wrong[0])]:.4f} "
                     f"при max Q* = {Q_star[wrong[0][0]].max():.4f}") if len(wrong) else None,
-               hint="политика — argmax_a (R[s, a] + γ·Σ P[s, a, s']·V(s')), с учётом будущего, а не только награды R.")
+               hint=greedy_hint(policy, R))
 
 
 # ---- policy evaluation: a two-state chain by hand, the textbook's grid worlds, random MDPs -------
@@ -362,7 +370,7 @@ def test_gridworld_5x5_optimal(dp, envs, method):
     policy = check_policy(policy, 25, 4, f"{method} на сетке 5×5")
     V_star = oracle_v_star_large(P, R, 0.9)
     check_close(V, V_star, atol=1e-6, what=f"{method} на сетке 5×5: точная V* (с точностью 1e-6)", hint=CONVERGE)
-    check_greedy(policy, oracle_q(P, R, V_star, 0.9), f"{method} на сетке 5×5")
+    check_greedy(policy, oracle_q(P, R, V_star, 0.9), R, f"{method} на сетке 5×5")
     check_close(oracle_evaluate(P, R, policy, 0.9), V_star, atol=1e-6,
                 what=f"ценность политики из {method} (посчитана тестом) равна V*")
 
@@ -424,7 +432,7 @@ def test_optimal_random(dp, seed):
         check_close(np.max(R + gamma * P @ V, axis=1), V, atol=1e-6,
                     what=f"{method}: V удовлетворяет уравнению оптимальности V(s) = max_a (R + γ·P·V)")
         policy = check_policy(policy, S, A, method)
-        check_greedy(policy, Q_star, method)
+        check_greedy(policy, Q_star, R, method)
         results[method] = V
         for name, before, after in zip(["P", "R"], [P, R], copies):
             check_unchanged(before, after, name=name, function=method)
@@ -449,8 +457,7 @@ def test_no_single_state_change_improves(dp, method):
             better = oracle_evaluate(P, R, changed, gamma) - V
             check_that(better.max() < 1e-8, what=f"{method}: политика в состоянии {s} заменена на действие {a}",
                        expected="ценность нигде не растёт", got=f"рост до {better.max():.4g} в состоянии {int(better.argmax())}",
-                       hint="жадная политика по V* выбирает argmax_a Q*(s, a) в каждом состоянии; проверьте, что "
-                            "улучшение идёт по Q = R + γ·P·V, а не по одной награде R.")
+                       hint=greedy_hint(policy, R))
 
 
 # ---- bad input -------------------------------------------------------------------------------
