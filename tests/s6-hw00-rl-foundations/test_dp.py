@@ -133,7 +133,8 @@ def greedy_hint(policy, R):
     """A hint for a policy that is not greedy by Q*: name the mistake when the policy is greedy by R alone."""
     by_reward = R >= R.max(axis=1, keepdims=True) - 1e-9
     if np.all(by_reward[policy > 1e-9]):
-        return "похоже, политика выбрана по одной награде R: жадность — по Q = R + γ·Σ P[s, a, s']·V(s'), с учётом будущего."
+        return ("похоже, политика выбрана по одной награде R: жадность — по Q = R + γ·Σ P[s, a, s']·V(s'), "
+                "с учётом будущего.")
     return "политика — argmax_a Q*(s, a), Q*(s, a) = R[s, a] + γ·Σ P[s, a, s']·V*(s')."
 
 
@@ -173,7 +174,8 @@ def test_chain_evaluation(dp, method):
                           "остановились после первого прохода: изменение, по которому решают остановиться, вышло "
                           "нулевым (Δ взято по последнему состоянию, а не max по всем; или V_old = V — тот же "
                           "массив, а не копия)": [3.0, 0.0],
-                          **{k: v for k, v in evaluation_mistakes(P, R, pi, 0.9).items() if "транспон" in k or "γ" in k}})
+                          **{k: v for k, v in evaluation_mistakes(P, R, pi, 0.9).items()
+                             if "транспон" in k or "γ" in k}})
 
 
 @graded("Сетка 5×5 (A → A′ +10, B → B′ +5), случайная политика, γ = 0.9: V(A) = 8.8, V(B) = 5.3 ({method})")
@@ -286,7 +288,8 @@ def test_chain_optimal(dp, method, gamma, best, v0):
     uniform_value = [3 / (1 - 0.5 * gamma), 0.0]  # V of the equiprobable policy
     mistakes = ({"вернули ценность исходной случайной политики (policy iteration остановилась после первого "
                  "улучшения)": uniform_value} if method == "policy_iteration" else
-                {"в value iteration взято среднее по действиям, а не max_a (это V равновероятной политики)": uniform_value,
+                {"в value iteration взято среднее по действиям, а не max_a (это V равновероятной политики)":
+                     uniform_value,
                  "value iteration остановилась после первого прохода (V = max_a R): изменение для остановки вышло "
                  "нулевым (V_old = V — тот же массив, а не копия; или Δ по последнему состоянию, а не max по всем)":
                      [5.0, 0.0]})
@@ -330,7 +333,8 @@ def test_tie_rule(dp, method):
     V, policy = check_pair(getattr(dp, method)(TIE_P, TIE_R, 0.9), f"{method} возвращает (V, policy)",
                            names=("V", "policy"))
     V = check_values(V, 3, 3, method)
-    check_close(V, [1.0, 2.0, 0.0], atol=1e-6, what=f"{method}: V* (с точностью 1e-6; действия кончают эпизод, V = max_a R)",
+    check_close(V, [1.0, 2.0, 0.0], atol=1e-6,
+                what=f"{method}: V* (с точностью 1e-6; действия кончают эпизод, V = max_a R)",
                 hint="V*(s) = max_a (R[s, a] + γ·Σ P[s, a, s']·V*(s')); у конечного состояния V = 0.")
     policy = check_policy(policy, 3, 3, method)
     check_close(policy, np.eye(3)[TIE_RULE], atol=1e-9, what=f"{method}: политика при почти равных Q (разница 10⁻¹⁰)",

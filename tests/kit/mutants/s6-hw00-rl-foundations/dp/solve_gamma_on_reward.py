@@ -1,4 +1,5 @@
-"""γ is applied to the rewards too: the system is solved as (I − γP_π)V = γ·r_π, so every value comes out γ times too small."""
+"""γ is applied to the rewards too: the system is solved as (I − γP_π)V = γ·r_π, so every value comes out
+γ times too small."""
 import numpy as np
 
 
