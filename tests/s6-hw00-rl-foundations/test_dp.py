@@ -175,7 +175,7 @@ def test_chain_evaluation(dp, method):
                           "нулевым (Δ взято по последнему состоянию, а не max по всем; или V_old = V — тот же "
                           "массив, а не копия)": [3.0, 0.0],
                           **{k: v for k, v in evaluation_mistakes(P, R, pi, 0.9).items()
-                             if "транспон" in k or "γ" in k}})
+                             if k.startswith(("P_π транспонирована", "γ умножает"))}})
 
 
 @graded("Сетка 5×5 (A → A′ +10, B → B′ +5), случайная политика, γ = 0.9: V(A) = 8.8, V(B) = 5.3 ({method})")
