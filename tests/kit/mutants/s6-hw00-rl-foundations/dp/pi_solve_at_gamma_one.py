@@ -1,0 +1,18 @@
+"""Policy iteration always evaluates with the linear system, also at γ = 1, where I − P_π is singular
+(the absorbing states' rows are zero): solve_bellman raises ValueError on the 4×3 world."""
+import numpy as np
+
+
+def policy_iteration(P, R, gamma):
+    P, R, _ = _validated(P, R)
+    S, A = R.shape
+    policy = np.full((S, A), 1.0 / A)
+    while True:
+        V = solve_bellman(P, R, policy, gamma)  # the mistake: no policy_evaluation at γ = 1
+        improved = _greedy(q_from_v(P, R, V, gamma))
+        if np.array_equal(improved, policy):
+            return V, policy
+        policy = improved
+
+
+CAUGHT_BY = ["test_gridworld_4x3[policy_iteration]"]

@@ -1,0 +1,11 @@
+"""q_from_v discounts the immediate reward too: Q = γ·(R + P·V) instead of R + γ·P·V."""
+import numpy as np
+
+
+def q_from_v(P, R, V, gamma):
+    P, R, _ = _validated(P, R)
+    V = np.asarray(V, dtype=float)
+    return gamma * (R + P @ V)
+
+
+CAUGHT_BY = ["test_chain_q_from_v", "test_q_from_v_random"]
