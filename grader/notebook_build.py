@@ -24,7 +24,7 @@ import nbformat
 from nbformat import v4
 
 from grader import homeworks
-from grader.build import BEGIN, END, make_stub
+from grader.build import BEGIN, END, BuildError, make_stub
 from grader.homeworks import ROOT, Homework
 
 NOTEBOOKS_DIR = ROOT / "notebooks"
@@ -188,33 +188,65 @@ def split_cells(source: str) -> list[tuple[str, str]]:
     return cells
 
 
-def readme_sections(text: str) -> tuple[str, dict[str, str]]:
-    """(the intro before the first ``##`` heading, {part id: its ``##`` section})."""
+def readme_sections(text: str) -> tuple[str, dict[str, str], list[str]]:
+    """(the intro before the first ``##`` heading, {part id: its ``##`` section}, [the other ``##`` sections]).
+
+    A part's heading names its id in backticks (``## Часть `dp`: ...``); a ``##`` section without one (such as
+    ``## Общие правила``) is common to all parts and goes into the notebook's first cell.
+    """
     chunks = re.split(r"(?m)^(?=## )", text)
     intro = chunks[0]
-    sections = {}
+    sections: dict[str, str] = {}
+    general: list[str] = []
     for chunk in chunks[1:]:
         heading = chunk.splitlines()[0]
         m = re.search(r"`([\w-]+)`", heading)
-        if m and m.group(1) not in sections:
+        if m is None:
+            general.append(chunk.strip())
+        elif m.group(1) not in sections:
             sections[m.group(1)] = chunk.strip()
-    return intro, sections
+    return intro, sections, general
 
 
-def _intro_cells(hw: Homework, intro: str) -> str:
-    """The README's title, first paragraph, common rules and table of parts."""
+DETAILS_TAG = re.compile(r"(?m)^(</?)details>[ \t]*$")
+SUMMARY = re.compile(r"<summary>[^<\n]+</summary>\n\n")
+
+
+def check_details(text: str, where: str) -> str:
+    """The collapsible blocks (``<details>`` … ``</details>``, «Как проверяется») of a README section, kept intact.
+
+    Each block opens and closes on a line of its own, is not nested, starts with a one-line ``<summary>`` and
+    has blank lines around its Markdown body: GitHub, Jupyter and VS Code render the body as Markdown only then.
+    Raises BuildError naming the section otherwise; returns the text unchanged.
+    """
+    depth = 0
+    for m in DETAILS_TAG.finditer(text):
+        depth += 1 if m.group(1) == "<" else -1
+        if depth not in (0, 1):
+            raise BuildError(f"README, {where}: </details> without <details>, or a <details> inside another")
+        if depth == 1 and not SUMMARY.match(text, m.end() + 1):
+            raise BuildError(f"README, {where}: <details> must be followed by one <summary>…</summary> line and a blank line")
+        if depth == 0 and not text[:m.start()].endswith("\n\n"):
+            raise BuildError(f"README, {where}: </details> must follow a blank line")
+    if depth:
+        raise BuildError(f"README, {where}: <details> without </details>")
+    return text
+
+
+def _intro_cells(hw: Homework, intro: str, general: list[str]) -> str:
+    """The README's title, first paragraph and table of parts, then its common sections (``## Общие правила``)."""
     paragraphs = [p.strip() for p in re.split(r"\n\s*\n", intro) if p.strip()]
     title = paragraphs[0] if paragraphs and paragraphs[0].startswith("#") else f"# {hw.name} — {hw.title}"
     body = [p for p in paragraphs[1:2] if not p.startswith(("|", "```"))]
-    body += [p for p in paragraphs[2:] if p.startswith(("Общие правила", "|"))]
-    return "\n\n".join([title, *body])
+    body += [p for p in paragraphs[2:] if p.startswith("|")]
+    return "\n\n".join([title, *body, *(check_details(g, g.splitlines()[0]) for g in general)])
 
 
 def _part_text(part, sections: dict[str, str]) -> str:
     section = sections.get(part.id)
     if section is None:
         return f"## Часть `{part.id}`: {part.title} — {part.points:g} баллов"
-    return section
+    return check_details(section, f"часть {part.id}")
 
 
 def _notebook_source(text: str, own: str, siblings: set[str]) -> str:
@@ -251,10 +283,10 @@ def notebook_parts(hw: Homework):
 
 def build_notebook(hw: Homework, solved: bool = False):
     readme = hw.homework_dir / "README.md"
-    intro, sections = readme_sections(readme.read_text(encoding="utf-8") if readme.is_file() else "")
+    intro, sections, general = readme_sections(readme.read_text(encoding="utf-8") if readme.is_file() else "")
     parts = notebook_parts(hw)
     siblings = {p.module for p in parts}
-    cells = [_md("intro", _intro_cells(hw, intro) + "\n\n" + HOW_TO.format(hw=hw.name)),
+    cells = [_md("intro", _intro_cells(hw, intro, general) + "\n\n" + HOW_TO.format(hw=hw.name)),
              _md("setup-text", SETUP_TEXT),
              _code("setup", SETUP_CODE.format(hw=hw.name))]
     for part in parts:
