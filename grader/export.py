@@ -11,12 +11,27 @@ from grader.report import totals
 from grader.runner import CheckResult, PartResult
 
 
-def _check_points(r: PartResult, c: CheckResult) -> tuple[float, float]:
-    """(score, max score) of one check: its share of the part's (bonus) points by weight."""
-    pool = r.part.bonus_points if c.bonus else r.part.points
-    total = sum(x.weight for x in r.checks if x.bonus == c.bonus)
-    worth = pool * c.weight / total if total else 0.0
-    return (worth if c.passed else 0.0), worth
+_UNIT = 10_000  # check points are written with 4 decimals
+
+
+def _check_worths(r: PartResult) -> list[float]:
+    """Each check's share of its part's (bonus) points by weight, with 4 decimals, rounded so that the shares
+    of a part add up to its points exactly (largest remainders get the last ten-thousandths)."""
+    worths = [0.0] * len(r.checks)
+    for bonus in (False, True):
+        idx = [i for i, c in enumerate(r.checks) if c.bonus == bonus]
+        total = sum(r.checks[i].weight for i in idx)
+        if not idx or not total:
+            continue
+        pool = round((r.part.bonus_points if bonus else r.part.points) * _UNIT)
+        exact = [pool * r.checks[i].weight / total for i in idx]
+        units = [math.floor(x) for x in exact]
+        by_remainder = sorted(range(len(idx)), key=lambda k: (units[k] - exact[k], k))
+        for k in by_remainder[:pool - sum(units)]:
+            units[k] += 1
+        for k, i in enumerate(idx):
+            worths[i] = units[k] / _UNIT
+    return worths
 
 
 # Gradescope's visibility levels of a test (and the default for all tests, at the top level)
@@ -37,15 +52,14 @@ def gradescope(results: list[PartResult], seconds: float) -> dict:
                           "status": "failed", "output": f"```\n{r.error}\n```", "output_format": "md",
                           "visibility": "visible",
                           "extra_data": {"part": r.part.id, "check": "", "kind": "error", "bonus": False}})
-        for c in r.checks:
-            score, worth = _check_points(r, c)
+        for c, worth in zip(r.checks, _check_worths(r)):
+            score = worth if c.passed else 0.0
             output = "Пройдено." if c.passed else f"```\n{c.message.strip() or 'проверка не прошла'}\n```"
             tests.append({"name": f"[{r.part.id}] {c.title}", "score": round(score, 4), "max_score": round(worth, 4),
                           "status": "passed" if c.passed else "failed", "output": output, "output_format": "md",
                           "visibility": "visible",
                           "extra_data": {"part": r.part.id, "check": c.name, "kind": c.kind, "bonus": c.bonus}})
-    score, _, bonus, _ = totals(results)
-    data = {"score": round(score + bonus, 4), "execution_time": max(0, math.ceil(seconds)),
+    data = {"score": round(sum(t["score"] for t in tests), 4), "execution_time": max(0, math.ceil(seconds)),
             "output": "", "output_format": "md", "visibility": "visible", "tests": tests,
             "extra_data": {"parts": [{"id": r.part.id, "title": r.part.title, "points": r.part.points,
                                       "bonus_points": r.part.bonus_points} for r in results],
