@@ -338,7 +338,7 @@ def find_submission(hw: Homework, folder: Path, graded: list[str]) -> Found:
                                       + "/) либо тетрадку с решением."])
     folders = {p.parent for p in modules.values()}
     helpers = [p for p in files if p.suffix == ".py" and p.parent in folders and p.stem not in part_modules
-               and p.stem not in provided]
+               and p.stem not in provided and p.stem != "conftest" and not p.stem.startswith("test_")]
     graded_modules = [hw.part(pid).module for pid in graded]
     by_folder: dict[str, list[str]] = {}
     for m in graded_modules:
@@ -350,6 +350,8 @@ def find_submission(hw: Homework, folder: Path, graded: list[str]) -> Found:
                "Модулей проверяемых частей в отправке нет."] + remarks
     if missing:
         remarks.append(f"Не найдены в отправке (их проверки не пройдены): {', '.join(missing)}.")
+    if not done:
+        remarks.append("Все модули в отправке совпадают с заготовками: решений в них пока нет.")
     if notebooks:
         remarks.append(f"Тетрадка {rel(notebooks[0])} не проверялась: в отправке есть заполненные модули "
                        "(проверяется что-то одно).")
@@ -411,7 +413,7 @@ def grade(root: Path, config: dict) -> dict:
     hw = homeworks.load(config["homework"])
     graded = config.get("parts") or [p.id for p in hw.parts]
     found = find_submission(hw, root / "submission", graded)
-    print(f"{hw.name}, parts {' '.join(graded)}; kit {config.get('kit', {}).get('commit')}")
+    print(f"{hw.name}, parts {' '.join(graded)}; the kit in {ROOT} (commit {config.get('kit', {}).get('commit')})")
     print("\n".join(found.remarks), flush=True)
     if found.kind == "none":
         data = _not_graded(hw, graded, "в отправке нет решения: ни модулей, ни тетрадки .ipynb")

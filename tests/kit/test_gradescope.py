@@ -99,6 +99,7 @@ def autograde(zip_path: Path, root: Path, submission: dict[str, bytes]) -> tuple
     proc = _run(root / "run_autograder", cwd=root,
                 env={"GRADESCOPE_ROOT": str(root), "GRADESCOPE_PYTHON": sys.executable})
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"the kit in {root / 'source'} " in proc.stdout, proc.stdout  # the unpacked kit grades, not this one
     after = {p: p.read_bytes() for p in (root / "submission").rglob("*") if p.is_file()}
     assert after == before, "the autograder wrote into the submission"
     text = (root / "results" / "results.json").read_text(encoding="utf-8")
@@ -184,7 +185,10 @@ def _solved_notebook(tmp_path: Path) -> bytes:
 
 
 CRASH = {"dp.py": b"import numpy as np\n\nSCALE = 1 / 0\n",
-         "ppo.py": "import numpy as np\nimport несуществующий_модуль\n".encode("utf-8")}
+         "ppo.py": "import numpy as np\nimport несуществующий_модуль\n".encode("utf-8"),
+         # graded suites and a conftest of the student's own: never used, the kit's suites grade
+         f"tests/{HW}/test_dp.py": b"def test_chain_evaluation():\n    pass\n",
+         "conftest.py": b"import pytest\n\n\ndef pytest_runtest_call(item):\n    pass\n"}
 
 
 @pytest.mark.parametrize("case", ["stubs", "notebook", "crash", "empty", "solved_notebook"])
@@ -211,6 +215,7 @@ def test_two_parts_with_hidden_checks(zips, tmp_path, case):
     outputs = [t["output"] for t in data["tests"]]
     if case in ("stubs", "notebook"):
         assert all("не реализовано" in o for o in outputs), outputs[0]
+        assert case == "notebook" or "совпадают с заготовками" in data["output"]
     elif case == "crash":
         assert all("не удалось загрузить" in o for o in outputs), outputs[0]
         assert "не удалось загрузить dp.py: ZeroDivisionError" in data["output"]
