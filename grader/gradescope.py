@@ -33,6 +33,7 @@ docs/gradescope.md.
 from __future__ import annotations
 
 import argparse
+import ast
 import fnmatch
 import json
 import os
@@ -47,8 +48,10 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import export, homeworks, release
+from grader import export, homeworks
 from grader.homeworks import ROOT, Homework, UsageError, tomllib
+
+# grader.release and grader.build are instructor tools that the zip leaves out: only building imports them
 
 CONFIG = "gradescope.json"
 ROOT_ENV = "GRADESCOPE_ROOT"
@@ -125,6 +128,8 @@ def _git_files(root: Path) -> list[str] | None:
 
 
 def _excluded(rel: str) -> bool:
+    from grader import release
+
     if rel == "grader/gradescope.py":  # run_autograder's own code, whatever the student's copy leaves out
         return False
     return release._excluded(rel) or any(rel == x or rel.startswith(x + "/") for x in EXCLUDED)
@@ -134,6 +139,8 @@ def kit_files(root: Path = ROOT) -> list[str]:
     """The kit's files that go into the autograder (relative POSIX paths, sorted): those git tracks when
     ``root`` is a git checkout (so untracked files never ship), otherwise every file; without the
     exclusions of grader.release and :data:`EXCLUDED`."""
+    from grader import release
+
     root = Path(root)
     names = _git_files(root)
     if names is None:
@@ -198,6 +205,64 @@ def check_rule(hw: Homework, parts: list[str], spec: str) -> None:
                                   f"its checks: {', '.join(names)}")
 
 
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    caught = handler.type
+    names = [caught] if not isinstance(caught, ast.Tuple) else list(caught.elts)
+    return caught is None or any(isinstance(n, ast.Name) and n.id in ("ImportError", "ModuleNotFoundError",
+                                                                       "Exception", "BaseException") for n in names)
+
+
+def grader_imports(source: str) -> set[str]:
+    """The ``grader.*`` modules a file imports when it is imported: its module-level imports (also inside
+    ``if``/``with`` blocks, not those under a ``try`` that catches ImportError, not those inside functions)
+    and its ``pytest_plugins``."""
+    found: set[str] = set()
+
+    def visit(statements: list[ast.stmt]) -> None:
+        for node in statements:
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names if a.name.startswith("grader."))
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                if node.module == "grader":
+                    found.update(f"grader.{a.name}" for a in node.names)
+                elif node.module.startswith("grader."):
+                    found.add(node.module)
+            elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytest_plugins"
+                                                      for t in node.targets):
+                if isinstance(node.value, (ast.List, ast.Tuple)):
+                    found.update(e.value for e in node.value.elts if isinstance(e, ast.Constant)
+                                 and isinstance(e.value, str) and e.value.startswith("grader."))
+            elif isinstance(node, ast.Try):
+                if not any(_catches_import_error(h) for h in node.handlers):
+                    visit(node.body)
+                visit(node.orelse)
+                visit(node.finalbody)
+            elif isinstance(node, (ast.If, ast.With)):
+                visit(node.body)
+                visit(getattr(node, "orelse", []))
+
+    visit(ast.parse(source).body)
+    return found
+
+
+def missing_imports(contents: dict[str, bytes]) -> list[str]:
+    """``file: module`` for each grader module that a shipped Python file imports at import time but that
+    would not ship (an instructor tool, a file git does not track)."""
+    init = contents.get("grader/__init__.py", b"").decode("utf-8")
+    defined = {t.id for node in ast.parse(init).body if isinstance(node, ast.Assign) for t in node.targets
+               if isinstance(t, ast.Name)} | {node.name for node in ast.parse(init).body
+                                              if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    missing = []
+    for rel, data in sorted(contents.items()):
+        if rel.endswith(".py"):
+            for module in sorted(grader_imports(data.decode("utf-8"))):
+                path = module.replace(".", "/")
+                if f"{path}.py" not in contents and f"{path}/__init__.py" not in contents and \
+                        module.split(".", 1)[1] not in defined:
+                    missing.append(f"{rel}: {module}")
+    return missing
+
+
 def _zip_entry(zf: zipfile.ZipFile, name: str, data: bytes, executable: bool = False) -> None:
     info = zipfile.ZipInfo(name, date_time=_ZIP_TIME)
     info.external_attr = (0o100755 if executable else 0o100644) << 16
@@ -229,6 +294,8 @@ def build(out: Path, homework: str | None = None, parts: list[str] | None = None
         if stale_files:
             raise GradescopeError("generated files are out of date; run `python -m grader.build` first: "
                                   + ", ".join(stale_files))
+    from grader import release
+
     files = kit_files(ROOT)
     needed = ["grader/gradescope.py", "homework/check.py", "conftest.py", "pyproject.toml",
               f"tests/{hw.name}/parts.toml", *(f"tests/{hw.name}/{p.tests}" for p in hw.parts),
@@ -239,6 +306,9 @@ def build(out: Path, homework: str | None = None, parts: list[str] | None = None
                               + ", ".join(missing))
     # as in the student's copy: the README without its instructor sections, pytest pointed at the graded suites
     contents = {rel: release._student_content(Path(rel)) for rel in files}
+    broken = missing_imports(contents)
+    if broken:
+        raise GradescopeError("shipped files import grader modules that would not ship: " + "; ".join(broken))
     leaks = [rel for rel, data in contents.items() if rel.endswith((".py", ".ipynb", ".md", ".toml"))
              and any(m.encode() in data for m in release.LEAK_MARKERS)]
     if leaks:

@@ -86,10 +86,7 @@ def zips(tmp_path_factory):
 def autograde(zip_path: Path, root: Path, submission: dict[str, bytes]) -> tuple[subprocess.CompletedProcess, dict]:
     """Do what Gradescope does: unpack the zip into ROOT/source (keeping its file modes), copy run_autograder
     to ROOT, put the submission into ROOT/submission, run ROOT/run_autograder from ROOT; read the results."""
-    with zipfile.ZipFile(zip_path) as zf:
-        for info in zf.infolist():
-            path = Path(zf.extract(info, root / "source"))
-            os.chmod(path, (info.external_attr >> 16) & 0o777)
+    _unpack(zip_path, root)
     shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
     for name, data in submission.items():
         (root / "submission" / name).parent.mkdir(parents=True, exist_ok=True)
@@ -117,6 +114,31 @@ def _points(parts: list[str] | None = None) -> tuple[float, float]:
 
 def _files(folder: Path, prefix: str = "") -> dict[str, bytes]:
     return {prefix + p.name: p.read_bytes() for p in sorted(folder.glob("*.py"))}
+
+
+def _unpack(zip_path: Path, root: Path) -> None:
+    with zipfile.ZipFile(zip_path) as zf:
+        for info in zf.infolist():
+            path = Path(zf.extract(info, root / "source"))
+            os.chmod(path, (info.external_attr >> 16) & 0o777)
+
+
+def test_the_unpacked_kit_imports_only_itself(zips, tmp_path):
+    """Every grader module of the zip imports, and whatever it imports at import time comes from the zip, not
+    from a kit installed on this machine (an editable install would otherwise stand in for a missing module)."""
+    _unpack(zips["full"], tmp_path)
+    source = tmp_path / "source"
+    modules = sorted(f"grader.{p.stem}" for p in (source / "grader").glob("*.py") if p.stem != "__init__")
+    probe = ("import importlib, json, sys\n"
+             f"for name in {modules!r}:\n    importlib.import_module(name)\n"
+             "print(json.dumps({n: getattr(m, '__file__', None) for n, m in sys.modules.items() "
+             "if n == 'grader' or n.startswith('grader.')}))\n")
+    proc = _run(sys.executable, "-c", probe, cwd=source)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    loaded = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert "grader.gradescope" in loaded and "grader.plugin" in loaded
+    outside = {n: f for n, f in loaded.items() if not f or not Path(f).resolve().is_relative_to(source.resolve())}
+    assert not outside, outside
 
 
 def test_zip_holds_the_scripts_and_the_kit_without_solutions(zips):
