@@ -2,41 +2,157 @@
 from __future__ import annotations
 
 import csv
+import fnmatch
 import json
+import math
 from pathlib import Path
 
 from grader.report import totals
-from grader.runner import CheckResult, PartResult
+from grader.runner import PartResult
 
 
-def _check_points(r: PartResult, c: CheckResult) -> tuple[float, float]:
-    """(score, max score) of one check: its share of the part's (bonus) points by weight."""
-    pool = r.part.bonus_points if c.bonus else r.part.points
-    total = sum(x.weight for x in r.checks if x.bonus == c.bonus)
-    worth = pool * c.weight / total if total else 0.0
-    return (worth if c.passed else 0.0), worth
+_UNIT = 10_000  # check points are written with 4 decimals
+
+
+def _check_worths(r: PartResult) -> list[float]:
+    """Each check's share of its part's (bonus) points by weight, with 4 decimals, rounded so that the shares
+    of a part add up to its points exactly (largest remainders get the last ten-thousandths)."""
+    worths = [0.0] * len(r.checks)
+    for bonus in (False, True):
+        idx = [i for i, c in enumerate(r.checks) if c.bonus == bonus]
+        total = sum(r.checks[i].weight for i in idx)
+        if not idx or not total:
+            continue
+        pool = round((r.part.bonus_points if bonus else r.part.points) * _UNIT)
+        exact = [pool * r.checks[i].weight / total for i in idx]
+        units = [math.floor(x) for x in exact]
+        by_remainder = sorted(range(len(idx)), key=lambda k: (units[k] - exact[k], k))
+        for k in by_remainder[:pool - sum(units)]:
+            units[k] += 1
+        for k, i in enumerate(idx):
+            worths[i] = units[k] / _UNIT
+    return worths
+
+
+# Gradescope's visibility levels of a test (and the default for all tests, at the top level)
+VISIBILITY = ("visible", "after_due_date", "after_published", "hidden")
+_LATER = {"after_due_date": "будут видны после срока сдачи", "after_published": "будут видны после публикации оценок",
+          "hidden": "видны только преподавателю"}
 
 
 def gradescope(results: list[PartResult], seconds: float) -> dict:
-    """Gradescope's results.json: score, execution_time, and one entry per check (output in Markdown)."""
+    """Gradescope's results.json: score (bonus included), execution_time (whole seconds), one entry per check
+    (its share of the part's points, Markdown output, visibility) and a summary in ``output``.
+    ``extra_data`` holds the graded parts and the notes of each part (a notebook's cells that failed), so
+    :func:`set_visibility` can rewrite the summary from this dict alone."""
     tests = []
     for r in results:
         if r.error:
             tests.append({"name": f"[{r.part.id}] часть не проверена", "score": 0.0, "max_score": r.part.points,
-                          "status": "failed", "output": f"```\n{r.error}\n```", "output_format": "md"})
-        for c in r.checks:
-            score, worth = _check_points(r, c)
-            entry = {"name": f"[{r.part.id}] {c.title}", "score": round(score, 4), "max_score": round(worth, 4),
-                     "status": "passed" if c.passed else "failed", "output_format": "md",
-                     "extra_data": {"part": r.part.id, "check": c.name, "kind": c.kind, "bonus": c.bonus}}
-            if not c.passed:
-                entry["output"] = f"```\n{c.message.strip()}\n```"
-            tests.append(entry)
-    score, max_score, bonus, _ = totals(results)
-    levels = sorted({r.confinement for r in results if r.confinement})
-    return {"score": round(score + bonus, 4), "execution_time": round(seconds, 3),
-            "output": f"Итого {score:.1f} из {max_score:g}" + (f", бонус {bonus:.1f}" if bonus else ""),
-            "extra_data": {"confinement": "; ".join(levels)}, "tests": tests}
+                          "status": "failed", "output": f"```\n{r.error}\n```", "output_format": "md",
+                          "visibility": "visible",
+                          "extra_data": {"part": r.part.id, "check": "", "kind": "error", "bonus": False}})
+        for c, worth in zip(r.checks, _check_worths(r)):
+            score = worth if c.passed else 0.0
+            output = "Пройдено." if c.passed else f"```\n{c.message.strip() or 'проверка не прошла'}\n```"
+            tests.append({"name": f"[{r.part.id}] {c.title}", "score": round(score, 4), "max_score": round(worth, 4),
+                          "status": "passed" if c.passed else "failed", "output": output, "output_format": "md",
+                          "visibility": "visible",
+                          "extra_data": {"part": r.part.id, "check": c.name, "kind": c.kind, "bonus": c.bonus}})
+    data = {"score": round(sum(t["score"] for t in tests), 4), "execution_time": max(0, math.ceil(seconds)),
+            "output": "", "output_format": "md", "visibility": "visible", "tests": tests,
+            "extra_data": {"parts": [{"id": r.part.id, "title": r.part.title, "points": r.part.points,
+                                      "bonus_points": r.part.bonus_points} for r in results],
+                           "notes": {r.part.id: list(r.notes) for r in results if r.notes},
+                           "confinement": "; ".join(sorted({r.confinement for r in results if r.confinement}))}}
+    data["output"] = summary(data)
+    return data
+
+
+def visibility_matches(pattern: str, test: dict) -> bool:
+    """Whether ``PART`` or ``PART::CHECK`` names this results.json entry. CHECK is a check's name
+    (``test_gae_courier[lam0.95]``), its function's name (``test_gae_courier``, all its cases) or a
+    shell-style pattern over either (``test_*_random``)."""
+    info = test.get("extra_data", {})
+    part, _, check = pattern.partition("::")
+    if info.get("part") != part:
+        return False
+    if not check:
+        return True
+    name = info.get("check", "")
+    return bool(name) and (fnmatch.fnmatchcase(name, check) or fnmatch.fnmatchcase(name.split("[")[0], check))
+
+
+def set_visibility(data: dict, rules: list[tuple[str, str]], default: str = "visible") -> dict:
+    """Give every test the visibility of the last rule ``(PART[::CHECK], level)`` that names it, else
+    ``default`` (also written as the top-level visibility), and rewrite the summary in ``output`` so that it
+    tells nothing about the tests students cannot see yet. Returns ``data``, changed in place."""
+    for level in [default, *(lvl for _, lvl in rules)]:
+        if level not in VISIBILITY:
+            raise ValueError(f"unknown visibility {level!r}; one of {', '.join(VISIBILITY)}")
+    data["visibility"] = default
+    for test in data["tests"]:
+        test["visibility"] = default
+        for pattern, level in rules:
+            if visibility_matches(pattern, test):
+                test["visibility"] = level
+    data["output"] = summary(data)
+    return data
+
+
+def _pts(x: float) -> str:
+    return f"{x:.2f}".rstrip("0").rstrip(".")
+
+
+def summary(data: dict, preface: list[str] | None = None) -> str:
+    """The scoreboard of a results.json dict, in Russian, as a Markdown code block (``preface`` lines first),
+    counting only the tests shown to students now (visibility ``visible``); the others are only counted, by
+    when they will be shown."""
+    shown = [t for t in data["tests"] if t.get("visibility", "visible") == "visible"]
+    later: dict[str, list[dict]] = {}
+    for t in data["tests"]:
+        if t not in shown:
+            later.setdefault(t["visibility"], []).append(t)
+    parts = data.get("extra_data", {}).get("parts", [])
+    rows, messages = [], []
+    for p in parts:
+        own = [t for t in shown if t.get("extra_data", {}).get("part") == p["id"]]
+        if not own:
+            continue
+        main = [t for t in own if not t["extra_data"].get("bonus")]
+        bonus = [t for t in own if t["extra_data"].get("bonus")]
+        passed = sum(t["status"] == "passed" for t in own)
+        mark = "✓" if passed == len(own) else "✗"
+        pts = f"{_pts(sum(t['score'] for t in main))}/{_pts(sum(t['max_score'] for t in main))}"
+        if bonus:
+            pts += f" +{_pts(sum(t['score'] for t in bonus))}/{_pts(sum(t['max_score'] for t in bonus))} бонус"
+        rows.append(f"{mark} {p['id']:<16} {f'{passed}/{len(own)}':<9} {pts}")
+        for t in own:  # a module that did not load, a part not graded: said once per part
+            if t["status"] != "passed" and t["extra_data"].get("kind") in ("load", "error"):
+                text = t.get("output", "").strip().strip("`").strip().splitlines()
+                line = f"✗ [{p['id']}] {text[0] if text else 'часть не проверена'}"
+                if line not in messages:
+                    messages.append(line)
+    main = [t for t in shown if not t.get("extra_data", {}).get("bonus")]
+    bonus = [t for t in shown if t.get("extra_data", {}).get("bonus")]
+    total = (f"Итого{' по открытым проверкам' if later else ''} — баллы: {_pts(sum(t['score'] for t in main))} "
+             f"из {_pts(sum(t['max_score'] for t in main))}; проверок пройдено: "
+             f"{sum(t['status'] == 'passed' for t in shown)} из {len(shown)}")
+    if bonus:
+        total += f"; бонус: {_pts(sum(t['score'] for t in bonus))} из {_pts(sum(t['max_score'] for t in bonus))}"
+    lines = [*(preface or []), *([""] if preface else []), total]
+    if rows:
+        lines += ["", f"  {'часть':<16} {'проверки':<9} баллы", *rows]
+    if messages:
+        lines += ["", *messages]
+    for level, tests in later.items():
+        lines += ["", f"Проверки, результаты которых {_LATER[level]}: {len(tests)} "
+                      f"(баллы за них: {_pts(sum(t['max_score'] for t in tests))})."]
+    notes = data.get("extra_data", {}).get("notes", {})
+    for part_id, part_notes in notes.items():
+        lines += ["", f"! [{part_id}] ячейки тетрадки, которые не выполнились (остальное проверено):",
+                  *[f"    {n}" for n in part_notes]]
+    return "```\n" + "\n".join(lines) + "\n```"
 
 
 def write_json(path: str | Path, results: list[PartResult], seconds: float) -> None:

@@ -1,0 +1,569 @@
+"""A Gradescope autograder for a homework: ``python -m grader.gradescope OUT.zip [HW [PART ...]]``.
+
+The zip holds, at its root, what Gradescope's autograder specification asks for:
+
+- ``setup.sh``: run once, as root, when Gradescope builds the autograder's image (Ubuntu): installs the kit's
+  dependencies (``requirements.txt``, taken from the kit's ``pyproject.toml``) into a virtual environment
+  made with the image's own Python 3 (``/autograder/venv``);
+- ``run_autograder``: run for every submission: grades ``/autograder/submission`` with the kit and writes
+  ``/autograder/results/results.json`` (one test per graded check, with its share of the part's points,
+  its visibility and the grader's Russian explanation; the scoreboard in ``output``);
+- ``gradescope.json``: what to grade (the homework, its parts, the visibility rules);
+- the kit: the grader, the homework's provided modules and stubs, and its graded suites: the files git
+  tracks (every file, when the kit is not a git checkout), without ``solutions/``, the kit's own tests
+  (``tests/kit/``), the instructor's tools not needed to grade (``grader.release``'s exclusions), the
+  notebooks and the benchmarks. Gradescope unpacks it into ``/autograder/source``.
+
+A submission is the student's modules (``dp.py``, ``ppo.py``, ... anywhere in the upload, a whole copy of
+the repository included) or one notebook ``.ipynb``. Modules left exactly as the stubs count as not done,
+so a repository holding untouched stubs and a filled-in notebook is graded by its notebook. The provided
+modules (``envs.py``, ...) always come from the kit. Grading goes through the kit's command line
+(``homework/check.py HW [PART ...] --dir|--notebook ... --json ...``), so every check keeps its time limit and
+a submission that hangs or crashes costs its own checks only.
+
+Visibility (Gradescope's ``visible``, ``after_due_date``, ``after_published``, ``hidden``): every test is
+``--default-visibility`` (``visible``), except those named by a ``--visibility PART[::CHECK]=LEVEL`` rule
+(the last matching rule wins; CHECK is a check's name, its function's name or a pattern such as
+``test_*_random``). The scoreboard in ``output`` counts only the tests students can see now. See
+docs/gradescope.md.
+
+``python -m grader.gradescope --autograde [--root DIR]`` is what ``run_autograder`` calls; the root
+(``/autograder`` on Gradescope) can also be set with the environment variable ``GRADESCOPE_ROOT``.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import fnmatch
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader import export, homeworks
+from grader.homeworks import ROOT, Homework, UsageError, tomllib
+
+# grader.release and grader.build are instructor tools that the zip leaves out: only building imports them
+
+CONFIG = "gradescope.json"
+ROOT_ENV = "GRADESCOPE_ROOT"
+# besides grader.release's exclusions (solutions, kit tests, instructor tools, docs, CI, caches)
+EXCLUDED = ["notebooks", "benchmarks", ".gitignore", ".gitattributes"]
+_SKIPPED_DIRS = {"__pycache__", ".ipynb_checkpoints", ".git", "__MACOSX", ".pytest_cache", ".venv", "venv",
+                 "node_modules", "site-packages"}
+_ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # the same kit gives the same zip
+
+SETUP_SH = r"""#!/usr/bin/env bash
+# Gradescope runs this once, as root, while it builds the autograder's image (Ubuntu): the kit's dependencies
+# (requirements.txt, from the kit's pyproject.toml) go into a virtual environment made with the image's own
+# Python 3; run_autograder grades with that environment.
+set -euo pipefail
+ROOT="${GRADESCOPE_ROOT:-/autograder}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends python3 python3-venv python3-pip
+python3 - <<'EOF'
+import sys
+need = (@MAJOR@, @MINOR@)
+if sys.version_info[:2] < need:
+    sys.exit("the kit needs Python >= %d.%d, this image has %s: choose a newer Ubuntu base image"
+             % (need + (sys.version.split()[0],)))
+EOF
+python3 -m venv "$ROOT/venv"
+"$ROOT/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-cache-dir \
+    -r "$ROOT/source/requirements.txt"
+"$ROOT/venv/bin/python" -c "import numpy, pytest; print('numpy', numpy.__version__, '- pytest', pytest.__version__)"
+"""
+
+RUN_AUTOGRADER = r"""#!/usr/bin/env bash
+# Gradescope runs this for every submission (a copy of it sits in /autograder): it grades
+# /autograder/submission with the kit in /autograder/source and writes /autograder/results/results.json.
+# GRADESCOPE_ROOT stands in for /autograder, GRADESCOPE_PYTHON for the Python that setup.sh installed.
+ROOT="${GRADESCOPE_ROOT:-/autograder}"
+PY="${GRADESCOPE_PYTHON:-}"
+if [ -z "$PY" ]; then
+    if [ -x "$ROOT/venv/bin/python" ]; then PY="$ROOT/venv/bin/python"; else PY=python3; fi
+fi
+export PYTHONDONTWRITEBYTECODE=1 PYTHONIOENCODING=utf-8
+mkdir -p "$ROOT/results"
+rm -f "$ROOT/results/results.json"
+cd "$ROOT/source" && "$PY" -m grader.gradescope --autograde --root "$ROOT"
+status=$?
+if [ ! -s "$ROOT/results/results.json" ]; then  # the grader could not even start: say so, with 0 points
+    printf '%s\n' '{"score": 0, "execution_time": 0, "output": "Автопроверка не запустилась. Сообщите преподавателю.", "visibility": "visible", "tests": []}' \
+        > "$ROOT/results/results.json"
+    exit 1
+fi
+exit "$status"
+"""
+
+
+class GradescopeError(Exception):
+    """A wrong option or a kit that must not be shipped: the command exits 1 with this message."""
+
+
+# ---------------------------------------------------------------------------------------------- building
+
+def _git_files(root: Path) -> list[str] | None:
+    """The files git tracks under ``root`` when ``root`` is the top of a git checkout, else None."""
+    try:
+        top = subprocess.run(["git", "-C", str(root), "rev-parse", "--show-toplevel"], capture_output=True,
+                             text=True, timeout=30)
+        if top.returncode != 0 or Path(top.stdout.strip()).resolve() != Path(root).resolve():
+            return None
+        listed = subprocess.run(["git", "-C", str(root), "ls-files", "-z"], capture_output=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if listed.returncode != 0:
+        return None
+    return [name for name in listed.stdout.decode("utf-8").split("\0") if name]
+
+
+def _excluded(rel: str) -> bool:
+    from grader import release
+
+    if rel == "grader/gradescope.py":  # run_autograder's own code, whatever the student's copy leaves out
+        return False
+    return release._excluded(rel) or any(rel == x or rel.startswith(x + "/") for x in EXCLUDED)
+
+
+def kit_files(root: Path = ROOT) -> list[str]:
+    """The kit's files that go into the autograder (relative POSIX paths, sorted): those git tracks when
+    ``root`` is a git checkout (so untracked files never ship), otherwise every file; without the
+    exclusions of grader.release and :data:`EXCLUDED`."""
+    from grader import release
+
+    root = Path(root)
+    names = _git_files(root)
+    if names is None:
+        names = [p.as_posix() for p in release.student_files(root)]
+    return sorted(n for n in names if (root / n).is_file() and not _excluded(n))
+
+
+def _kit_version(root: Path) -> dict:
+    """The commit the kit is at and the tracked files changed since (for the instructor's log)."""
+    def git(*args: str) -> str:
+        try:
+            proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return ""
+        return proc.stdout.strip() if proc.returncode == 0 else ""
+    if _git_files(root) is None:
+        return {"commit": None, "changed": []}
+    return {"commit": git("rev-parse", "HEAD") or None, "changed": git("diff", "--name-only", "HEAD").splitlines()}
+
+
+def requirements(root: Path = ROOT) -> tuple[list[str], str]:
+    """The kit's dependencies and its ``requires-python``, from pyproject.toml."""
+    with (Path(root) / "pyproject.toml").open("rb") as f:
+        project = tomllib.load(f).get("project", {})
+    return list(project.get("dependencies", [])), project.get("requires-python", "")
+
+
+def _setup_sh(requires_python: str) -> str:
+    m = re.search(r">=\s*(\d+)\.(\d+)", requires_python)
+    major, minor = (m.group(1), m.group(2)) if m else ("3", "0")
+    return SETUP_SH.replace("@MAJOR@", major).replace("@MINOR@", minor)
+
+
+def parse_rule(text: str) -> tuple[str, str]:
+    """``PART[::CHECK]=LEVEL`` -> (``PART[::CHECK]``, LEVEL)."""
+    spec, sep, level = text.rpartition("=")
+    if not sep or not spec:
+        raise GradescopeError(f"--visibility {text!r}: expected PART[::CHECK]=LEVEL, e.g. ppo::test_*_random="
+                              "after_published")
+    if level not in export.VISIBILITY:
+        raise GradescopeError(f"--visibility {text!r}: the level must be one of {', '.join(export.VISIBILITY)}")
+    return spec, level
+
+
+def check_rule(hw: Homework, parts: list[str], spec: str) -> None:
+    """Refuse a rule that names no graded part, or no check of its part (a typo would hide nothing)."""
+    part_id, _, check = spec.partition("::")
+    try:
+        part = hw.part(part_id)
+    except UsageError:
+        raise GradescopeError(f"--visibility {spec!r}: {hw.name} has no part {part_id!r}; its parts: "
+                              + ", ".join(p.id for p in hw.parts)) from None
+    if parts and part_id not in parts:
+        raise GradescopeError(f"--visibility {spec!r}: the part {part_id!r} is not graded by this autograder "
+                              f"(it grades {', '.join(parts)})")
+    if check:
+        source = (hw.tests_dir / part.tests).read_text(encoding="utf-8")
+        names = re.findall(r"^\s*def (test_\w+)\s*\(", source, flags=re.M)
+        base = check.split("[")[0]
+        if not any(n == base or fnmatch.fnmatchcase(n, base) for n in names):
+            raise GradescopeError(f"--visibility {spec!r}: no check of {part.tests} is called {check!r}; "
+                                  f"its checks: {', '.join(names)}")
+
+
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    caught = handler.type
+    names = [caught] if not isinstance(caught, ast.Tuple) else list(caught.elts)
+    return caught is None or any(isinstance(n, ast.Name) and n.id in ("ImportError", "ModuleNotFoundError",
+                                                                       "Exception", "BaseException") for n in names)
+
+
+def grader_imports(source: str) -> set[str]:
+    """The ``grader.*`` modules a file imports when it is imported: its module-level imports (also inside
+    ``if``/``with`` blocks, not those under a ``try`` that catches ImportError, not those inside functions)
+    and its ``pytest_plugins``."""
+    found: set[str] = set()
+
+    def visit(statements: list[ast.stmt]) -> None:
+        for node in statements:
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names if a.name.startswith("grader."))
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                if node.module == "grader":
+                    found.update(f"grader.{a.name}" for a in node.names)
+                elif node.module.startswith("grader."):
+                    found.add(node.module)
+            elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytest_plugins"
+                                                      for t in node.targets):
+                if isinstance(node.value, (ast.List, ast.Tuple)):
+                    found.update(e.value for e in node.value.elts if isinstance(e, ast.Constant)
+                                 and isinstance(e.value, str) and e.value.startswith("grader."))
+            elif isinstance(node, ast.Try):
+                if not any(_catches_import_error(h) for h in node.handlers):
+                    visit(node.body)
+                visit(node.orelse)
+                visit(node.finalbody)
+            elif isinstance(node, (ast.If, ast.With)):
+                visit(node.body)
+                visit(getattr(node, "orelse", []))
+
+    visit(ast.parse(source).body)
+    return found
+
+
+def missing_imports(contents: dict[str, bytes]) -> list[str]:
+    """``file: module`` for each grader module that a shipped Python file imports at import time but that
+    would not ship (an instructor tool, a file git does not track)."""
+    init = contents.get("grader/__init__.py", b"").decode("utf-8")
+    defined = {t.id for node in ast.parse(init).body if isinstance(node, ast.Assign) for t in node.targets
+               if isinstance(t, ast.Name)} | {node.name for node in ast.parse(init).body
+                                              if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    missing = []
+    for rel, data in sorted(contents.items()):
+        if rel.endswith(".py"):
+            for module in sorted(grader_imports(data.decode("utf-8"))):
+                path = module.replace(".", "/")
+                if f"{path}.py" not in contents and f"{path}/__init__.py" not in contents and \
+                        module.split(".", 1)[1] not in defined:
+                    missing.append(f"{rel}: {module}")
+    return missing
+
+
+def _zip_entry(zf: zipfile.ZipFile, name: str, data: bytes, executable: bool = False) -> None:
+    info = zipfile.ZipInfo(name, date_time=_ZIP_TIME)
+    info.external_attr = (0o100755 if executable else 0o100644) << 16
+    info.compress_type = zipfile.ZIP_DEFLATED
+    zf.writestr(info, data)
+
+
+def build(out: Path, homework: str | None = None, parts: list[str] | None = None,
+          rules: list[tuple[str, str]] | None = None, default: str = "visible", force: bool = False) -> list[str]:
+    """Write the autograder zip ``out``; return the names it holds."""
+    names = homeworks.available()
+    if homework is None:
+        if len(names) != 1:
+            raise GradescopeError("name the homework: " + (", ".join(names) or "(none found)"))
+        homework = names[0]
+    try:
+        hw = homeworks.load(homework)
+        parts = [hw.part(p).id for p in (parts or [])]
+    except UsageError as exc:
+        raise GradescopeError(str(exc)) from None
+    if default not in export.VISIBILITY:
+        raise GradescopeError(f"--default-visibility must be one of {', '.join(export.VISIBILITY)}")
+    rules = list(rules or [])
+    for spec, _ in rules:
+        check_rule(hw, parts, spec)
+    if not force:
+        from grader.build import stale  # an instructor tool: in the kit, not in the zip
+        stale_files = [str(p.relative_to(ROOT)) for name in names for p in stale(name)]
+        if stale_files:
+            raise GradescopeError("generated files are out of date; run `python -m grader.build` first: "
+                                  + ", ".join(stale_files))
+    from grader import release
+
+    files = kit_files(ROOT)
+    needed = ["grader/gradescope.py", "homework/check.py", "conftest.py", "pyproject.toml",
+              f"tests/{hw.name}/parts.toml", *(f"tests/{hw.name}/{p.tests}" for p in hw.parts),
+              *(f"homework/{hw.name}/{p.module}.py" for p in hw.parts)]
+    missing = [n for n in needed if n not in files]
+    if missing:
+        raise GradescopeError("files needed to grade would not ship (is git tracking them? `git add` them): "
+                              + ", ".join(missing))
+    # as in the student's copy: the README without its instructor sections, pytest pointed at the graded suites
+    contents = {rel: release._student_content(Path(rel)) for rel in files}
+    broken = missing_imports(contents)
+    if broken:
+        raise GradescopeError("shipped files import grader modules that would not ship: " + "; ".join(broken))
+    leaks = [rel for rel, data in contents.items() if rel.endswith((".py", ".ipynb", ".md", ".toml"))
+             and any(m.encode() in data for m in release.LEAK_MARKERS)]
+    if leaks:
+        raise GradescopeError("solution regions would ship in the autograder: " + ", ".join(leaks))
+    deps, requires_python = requirements(ROOT)
+    config = {"homework": hw.name, "parts": parts, "default_visibility": default,
+              "visibility": [[spec, level] for spec, level in rules], "kit": _kit_version(ROOT)}
+    own = {"setup.sh": (_setup_sh(requires_python), True), "run_autograder": (RUN_AUTOGRADER, True),
+           "requirements.txt": ("".join(d + "\n" for d in deps), False),
+           CONFIG: (json.dumps(config, ensure_ascii=False, indent=2) + "\n", False)}
+    clash = sorted(set(own) & set(contents))
+    if clash:
+        raise GradescopeError("the kit has files the autograder writes itself: " + ", ".join(clash))
+    out = Path(out).resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    with zipfile.ZipFile(tmp, "w") as zf:
+        for name, (text, executable) in own.items():
+            _zip_entry(zf, name, text.encode("utf-8"), executable)
+        for rel, data in contents.items():
+            _zip_entry(zf, rel, data, executable=os.access(ROOT / rel, os.X_OK))
+    os.replace(tmp, out)
+    return [*own, *contents]
+
+
+# ------------------------------------------------------------------------------------------------ grading
+
+@dataclass
+class Found:
+    """What a submission holds for grading."""
+    kind: str  # "modules", "notebook" or "none"
+    modules: dict[str, Path] = field(default_factory=dict)  # module name -> file
+    helpers: list[Path] = field(default_factory=list)  # the student's other .py files next to the modules
+    notebook: Path | None = None
+    remarks: list[str] = field(default_factory=list)  # what was taken and what was left out (Russian)
+
+
+def _files(folder: Path) -> list[Path]:
+    out = []
+    if not folder.is_dir():
+        return out
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder).parts
+        if path.is_file() and not path.name.startswith(".") and \
+                not any(d in _SKIPPED_DIRS or d.startswith(".") for d in rel[:-1]):
+            out.append(path)
+    return out
+
+
+def _preference(hw: Homework, folder: Path):
+    def key(path: Path):
+        rel = path.relative_to(folder).parts[:-1]
+        in_homework = any(rel[i:i + 2] == ("homework", hw.name) for i in range(len(rel)))
+        elsewhere = any(d in ("solutions", "tests", "notebooks") for d in rel)
+        return (not in_homework, elsewhere, len(rel), path.as_posix())
+    return key
+
+
+def _same_text(a: bytes, b: bytes) -> bool:
+    def norm(x: bytes) -> bytes:
+        return b"\n".join(line.rstrip() for line in x.replace(b"\r\n", b"\n").strip().split(b"\n"))
+    return norm(a) == norm(b)
+
+
+def find_submission(hw: Homework, folder: Path, graded: list[str]) -> Found:
+    """The modules or the notebook to grade in ``folder`` (Gradescope's ``submission/``)."""
+    files = _files(folder)
+    key = _preference(hw, folder)
+    rel = lambda p: p.relative_to(folder).as_posix()  # noqa: E731
+    part_modules = [p.module for p in hw.parts]
+    provided = {p.stem for p in hw.homework_dir.glob("*.py")} - set(part_modules)
+    modules: dict[str, Path] = {}
+    remarks: list[str] = []
+    for module in part_modules:
+        candidates = sorted((p for p in files if p.name == f"{module}.py"), key=key)
+        if candidates:
+            modules[module] = candidates[0]
+            if len(candidates) > 1:
+                remarks.append(f"{module}.py есть в отправке несколько раз; проверен {rel(candidates[0])}, "
+                               f"не проверялись: {', '.join(rel(p) for p in candidates[1:])}")
+    done = [m for m, p in modules.items()
+            if not _same_text(p.read_bytes(), (hw.homework_dir / f"{m}.py").read_bytes())]
+    notebooks = sorted((p for p in files if p.suffix == ".ipynb"),
+                       key=lambda p: (p.name != f"{hw.name}.ipynb", key(p)))
+    if notebooks and not done:
+        chosen, others = notebooks[0], notebooks[1:]
+        remarks = [f"Проверена тетрадка {rel(chosen)}."]
+        if others:
+            remarks.append(f"Другие тетрадки не проверялись: {', '.join(rel(p) for p in others)}.")
+        if modules:
+            remarks.append("Модули в отправке — нетронутые заготовки, поэтому проверена тетрадка.")
+        return Found("notebook", notebook=chosen, remarks=remarks)
+    if not modules:
+        names = ", ".join(f"{m}.py" for m in part_modules)
+        return Found("none", remarks=[f"В отправке нет ни модулей домашней работы ({names}), ни тетрадки .ipynb. "
+                                      "Загрузите свои модули (или всю папку homework/" + hw.name
+                                      + "/) либо тетрадку с решением."])
+    folders = {p.parent for p in modules.values()}
+    helpers = [p for p in files if p.suffix == ".py" and p.parent in folders and p.stem not in part_modules
+               and p.stem not in provided and p.stem != "conftest" and not p.stem.startswith("test_")]
+    graded_modules = [hw.part(pid).module for pid in graded]
+    by_folder: dict[str, list[str]] = {}
+    for m in graded_modules:
+        if m in modules:
+            by_folder.setdefault(rel(modules[m].parent) if modules[m].parent != folder else "", []).append(f"{m}.py")
+    taken = "; ".join((f"{where}/: " if where else "") + ", ".join(names) for where, names in by_folder.items())
+    missing = [f"{m}.py" for m in graded_modules if m not in modules]
+    remarks = [f"Проверены модули из отправки: {taken}." if taken else
+               "Модулей проверяемых частей в отправке нет."] + remarks
+    if missing:
+        remarks.append(f"Не найдены в отправке (их проверки не пройдены): {', '.join(missing)}.")
+    if not done:
+        remarks.append("Все модули в отправке совпадают с заготовками: решений в них пока нет.")
+    if notebooks:
+        remarks.append(f"Тетрадка {rel(notebooks[0])} не проверялась: в отправке есть заполненные модули "
+                       "(проверяется что-то одно).")
+    return Found("modules", modules=modules, helpers=helpers, remarks=remarks)
+
+
+def _stage(hw: Homework, found: Found, scratch: Path) -> tuple[list[str], dict[str, str]]:
+    """Copy the submission into ``scratch``; return the grader's options and the scratch paths to hide in
+    messages (with what to say instead)."""
+    if found.kind == "notebook":
+        target = scratch / "notebook" / found.notebook.name
+        target.parent.mkdir()
+        shutil.copyfile(found.notebook, target)
+        return ["--notebook", str(target)], {str(target): found.notebook.name}
+    folder = scratch / "submission"
+    folder.mkdir()
+    for path in found.helpers:
+        shutil.copyfile(path, folder / path.name)
+    part_modules = {p.module for p in hw.parts}
+    for path in hw.homework_dir.iterdir():  # the provided modules are the kit's, whatever was uploaded
+        if path.is_file() and path.suffix == ".py" and path.stem not in part_modules:
+            shutil.copyfile(path, folder / path.name)
+    for module, path in found.modules.items():
+        shutil.copyfile(path, folder / f"{module}.py")
+    return ["--dir", str(folder)], {str(folder) + os.sep: "", str(folder): "отправке"}
+
+
+def _replace(value, paths: dict[str, str]):
+    if isinstance(value, str):
+        for old, new in paths.items():
+            value = value.replace(old, new)
+        return value
+    if isinstance(value, list):
+        return [_replace(v, paths) for v in value]
+    if isinstance(value, dict):
+        return {k: _replace(v, paths) for k, v in value.items()}
+    return value
+
+
+def _not_graded(hw: Homework, graded: list[str], message: str) -> dict:
+    """results.json for a submission that could not be graded: every graded part fails with ``message``."""
+    parts = [hw.part(pid) for pid in graded]
+    return {"score": 0.0, "execution_time": 0, "output": "", "output_format": "md", "visibility": "visible",
+            "tests": [{"name": f"[{p.id}] часть не проверена", "score": 0.0, "max_score": p.points,
+                       "status": "failed", "output": f"```\n{message}\n```", "output_format": "md",
+                       "visibility": "visible",
+                       "extra_data": {"part": p.id, "check": "", "kind": "error", "bonus": False}} for p in parts],
+            "extra_data": {"parts": [{"id": p.id, "title": p.title, "points": p.points,
+                                      "bonus_points": p.bonus_points} for p in parts], "notes": {}}}
+
+
+def load_config(kit: Path = ROOT) -> dict:
+    return json.loads((kit / CONFIG).read_text(encoding="utf-8"))
+
+
+def grade(root: Path, config: dict) -> dict:
+    """Grade ``root/submission`` as ``config`` says; return results.json's content."""
+    started = time.perf_counter()
+    hw = homeworks.load(config["homework"])
+    graded = config.get("parts") or [p.id for p in hw.parts]
+    found = find_submission(hw, root / "submission", graded)
+    print(f"{hw.name}, parts {' '.join(graded)}; the kit in {ROOT} (commit {config.get('kit', {}).get('commit')})")
+    print("\n".join(found.remarks), flush=True)
+    if found.kind == "none":
+        data = _not_graded(hw, graded, "в отправке нет решения: ни модулей, ни тетрадки .ipynb")
+    else:
+        with tempfile.TemporaryDirectory(prefix="gradescope-") as tmp:
+            scratch = Path(tmp)
+            options, paths = _stage(hw, found, scratch)
+            results = scratch / "results.json"
+            command = [sys.executable, str(ROOT / "homework" / "check.py"), hw.name, *(config.get("parts") or []),
+                       *options, "--json", str(results)]
+            env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONIOENCODING="utf-8")
+            proc = subprocess.run(command, cwd=str(ROOT), capture_output=True, text=True, encoding="utf-8",
+                                  errors="replace", env=env)
+            print(proc.stdout, proc.stderr, sep="\n", flush=True)  # the instructor's log (results/stdout)
+            if results.is_file():
+                data = _replace(json.loads(results.read_text(encoding="utf-8")), paths)
+            else:
+                said = _replace((proc.stderr or proc.stdout).strip(), paths)
+                data = _not_graded(hw, graded, f"проверка не выдала результатов (код {proc.returncode}):\n{said}")
+    export.set_visibility(data, [tuple(rule) for rule in config.get("visibility", [])],
+                          config.get("default_visibility", "visible"))
+    data["output"] = export.summary(data, preface=found.remarks)
+    data["execution_time"] = max(int(data.get("execution_time", 0)), round(time.perf_counter() - started))
+    return data
+
+
+def autograde(root: Path) -> int:
+    """``run_autograder``: grade, write ``root/results/results.json``, return 0 (1 if the grader failed)."""
+    out = root / "results" / "results.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    status = 0
+    try:
+        data = grade(root, load_config())
+    except Exception:  # noqa: BLE001 - Gradescope must get a results.json whatever happens
+        traceback.print_exc(file=sys.stdout)
+        status = 1
+        data = {"score": 0.0, "execution_time": 0, "visibility": "visible", "tests": [],
+                "output": "Автопроверка не сработала (ошибка самой проверки, не вашего кода). "
+                          "Сообщите преподавателю."}
+    out.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
+    print(f"results.json: {data.get('score')} points, {len(data.get('tests', []))} tests")
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(encoding="utf-8", errors="replace")
+    p = argparse.ArgumentParser(prog="python -m grader.gradescope", description=__doc__.splitlines()[0],
+                                epilog="examples:\n  python -m grader.gradescope autograder.zip\n"
+                                       "  python -m grader.gradescope autograder.zip s6-hw00-rl-foundations ppo boss "
+                                       "--visibility 'ppo::test_*_random=after_published'\n"
+                                       "see docs/gradescope.md", formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("out", nargs="?", help="the zip to write (upload it on the assignment's Configure Autograder page)")
+    p.add_argument("homework", nargs="?", help="the homework (default: the only one)")
+    p.add_argument("parts", nargs="*", help="grade only these parts (default: all)")
+    p.add_argument("--visibility", action="append", default=[], metavar="PART[::CHECK]=LEVEL",
+                   help="when students see these tests: " + ", ".join(export.VISIBILITY) + " (repeatable; the last "
+                        "matching rule wins)")
+    p.add_argument("--default-visibility", default="visible", choices=export.VISIBILITY,
+                   help="the visibility of the other tests (default: visible)")
+    p.add_argument("--force", action="store_true", help="do not refuse when generated files are stale")
+    p.add_argument("--autograde", action="store_true", help="grade a submission (what run_autograder calls)")
+    p.add_argument("--root", default=None, help=f"with --autograde: the autograder's root (default: ${ROOT_ENV} "
+                                                "or /autograder)")
+    args = p.parse_args(argv)
+    if args.autograde:
+        return autograde(Path(args.root or os.environ.get(ROOT_ENV) or "/autograder"))
+    if not args.out:
+        p.error("name the zip to write, e.g. autograder.zip")
+    try:
+        rules = [parse_rule(r) for r in args.visibility]
+        names = build(Path(args.out), args.homework, args.parts, rules, args.default_visibility, args.force)
+    except GradescopeError as exc:
+        print(f"gradescope: {exc}", file=sys.stderr)
+        return 1
+    size = Path(args.out).stat().st_size
+    print(f"wrote {args.out}: {len(names)} files, {size / 1024:.0f} KiB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
