@@ -330,7 +330,7 @@ def train(n_updates=40, seed=0, batch_size=64, algo="ppo", beta=0.02, gamma=1.0,
         n_updates  — число обновлений (батч → GAE → ppo_update);
         seed       — зерно: весь запуск детерминирован, rng = np.random.default_rng(seed) — единственный
                      источник случайности;
-        batch_size — B, ответов в батче; промпты батча — rng.integers(N_PROMPTS, size=B);
+        batch_size — B, ответов в батче;
         beta       — β KL-штрафа в token_rewards; gamma, lam — γ и λ для token_gae;
         lr, n_epochs, n_minibatches, eps, c_v, c_e — как в ppo_update;
         algo       — "ppo"; бонус: "grpo" — B/group_size промптов по group_size ответов, преимущество
@@ -338,10 +338,25 @@ def train(n_updates=40, seed=0, batch_size=64, algo="ppo", beta=0.02, gamma=1.0,
         vapo_alpha — бонус: если задано, λ каждого ответа = vapo_lambda(длина, vapo_alpha) вместо lam;
         log_every  — печатать строку прогресса каждые log_every обновлений (0 — молчать).
     Старт: theta = toy_lm.reference_theta() (копия π_ref), w — нули, Adam — init_optimizer.
+
+    Порядок одного обновления (от него зависит ответ: проверка повторит первые обновления вашими же функциями
+    и сверит history число в число):
+        1. prompt_ids = rng.integers(toy_lm.N_PROMPTS, size=batch_size);
+           GRPO: np.repeat(rng.integers(toy_lm.N_PROMPTS, size=batch_size // group_size), group_size) —
+           группа — group_size подряд идущих ответов на ОДИН промпт;
+        2. batch = sample_answers(theta, w, ref_theta, prompt_ids, rng) с тем же rng;
+           scores = toy_lm.score_batch(prompt_ids, batch["tokens"]);
+        3. batch["adv"], batch["returns"] = token_gae(token_rewards(scores, batch["logp"], batch["ref_logp"],
+           mask, beta), batch["values"], mask, gamma, lam);
+           GRPO: batch["adv"] = grpo_advantages(scores, group_size) на всех токенах ответа (× mask), returns — нули;
+        4. kl_ref, entropy = kl_and_entropy(theta[s], ref_theta[s], mask) в состояниях s = (prompt, t, prev) батча —
+           до обновления;
+        5. theta, w, opt, stats = ppo_update(theta, w, batch, rng, opt, lr, n_epochs, n_minibatches, eps, c_v, c_e)
+           (GRPO: ещё algo="grpo", beta=beta) — новые theta, w и opt идут в следующее обновление.
     Возвращает history — список словарей, по одному на обновление, с ключами:
         "update" (номер с 1), "score" (средняя оценка ответов батча, собранного до обновления),
-        "kl_ref" и "entropy" (kl_and_entropy в состояниях этого батча), "clipfrac", "approx_kl",
-        "value_loss" (из ppo_update), "n_answers" (сколько ответов сэмплировано к этому моменту).
+        "kl_ref" и "entropy" (шаг 4), "clipfrac", "approx_kl", "value_loss" (stats из ppo_update),
+        "n_answers" (сколько ответов сэмплировано с начала обучения: update·batch_size).
     """
     # BEGIN SOLUTION
     rng = np.random.default_rng(seed)

@@ -3,11 +3,17 @@
 
 Hand-written gradients are checked against central finite differences; per-token rewards and token GAE
 are pinned by hand and compared with oracles written differently from the reference (per-answer loops,
-GAE as the explicit sum Σ(γλ)^l δ_{t+l}); ppo_update is replayed by an oracle that scatters with a dense
-one-hot matrix instead of np.add.at (and replays the typical mistakes, to name them); training is judged over
-several seeds with the thresholds of the task README (first score ≤ 0.3, mean of the last 5 updates ≥ 0.9,
-kl_ref < 6 nats per answer, < 2.5 with β = 0.2, value_loss of the last 5 updates < 0.05), and every argument of
-train must change its history.
+GAE as the explicit sum Σ(γλ)^l δ_{t+l}); ppo_update is replayed, at default and at non-default settings, by an
+oracle that scatters with a dense one-hot matrix instead of np.add.at; train is replayed for its first updates with
+the module's own pieces in the order its docstring states (so only its wiring is judged, deterministically);
+training is judged over several seeds with the thresholds of the task README (first score ≤ 0.3, mean of the last
+5 updates ≥ 0.9, kl_ref < 6 nats per answer, < 2.5 with β = 0.2, value_loss of the last 5 updates < 0.05), and every
+argument of train must change its history.
+
+Typical mistakes are named where they first show: the oracles take keywords that replay them (``rewards_variant``,
+``gae_mistakes``, ``policy_loss_oracle(use_max=...)``, ``update_oracle(shuffle="once", ...)``,
+``train_replay(keep_opt=False, ...)``), and a failing check says which one the answer matches. The wrong replays of
+ppo_update and train are computed only when the answer is already wrong, so they cost nothing on a right one.
 """
 import math
 
@@ -50,6 +56,36 @@ def rewards_oracle(scores, logp, ref_logp, mask, beta):
     return out
 
 
+def rewards_variant(scores, logp, ref_logp, mask, beta, *, kl="diff", at="last", assign=False, on_padding=False):
+    """A typical wrong token_rewards, to name it: another per-token KL estimate, the score elsewhere or written
+    with `=` over the penalty, the penalty left on the padding."""
+    mask = np.asarray(mask, float)
+    d = np.asarray(logp, float) - np.asarray(ref_logp, float)
+    per_token = {"diff": d, "k3": np.exp(-d) + d - 1, "k3_swapped": np.exp(d) - d - 1, "abs": np.abs(d)}[kl]
+    out = -beta * per_token * (1.0 if on_padding else mask)
+    L = out.shape[1]
+    for b in range(len(out)):
+        n = int(round(mask[b].sum()))
+        for t in {"last": [n - 1], "first": [0], "L-1": [L - 1], "every": range(n)}[at]:
+            out[b, t] = scores[b] if assign else out[b, t] + scores[b]
+    return out
+
+
+def reward_mistakes(scores, logp, ref_logp, mask, beta):
+    def v(**kw):
+        return rewards_variant(scores, logp, ref_logp, mask, kw.pop("beta", beta), **kw)
+    k3 = "KL-штраф посчитан оценкой k3 = exp(Δ) − Δ − 1 (Δ = {}), а в награде InstructGPT — сама разность log π − log π_ref"
+    return {"оценка RM записана поверх KL-штрафа последнего токена (= вместо +=), а не прибавлена к нему": v(assign=True),
+            k3.format("log π_ref − log π"): v(kl="k3"),
+            k3.format("log π − log π_ref"): v(kl="k3_swapped"),
+            "KL-штраф посчитан по |log π − log π_ref|, а не по самой разности (она бывает и отрицательной)": v(kl="abs"),
+            "оценка на первом токене ответа": v(at="first"),
+            "знак KL-штрафа перевёрнут": v(beta=-beta),
+            "оценка всегда на последней позиции L − 1, а не на последнем настоящем токене ответа": v(at="L-1"),
+            "KL-штраф начислен и на паддинге": v(on_padding=True),
+            "оценка RM прибавлена к каждому токену ответа": v(at="every")}
+
+
 def gae_oracle(rewards, values, mask, gamma, lam):
     """Per answer: δ with V = 0 after the last token, then Â_t = Σ_l (γλ)^l δ_{t+l} as one matrix product."""
     B, L = np.shape(mask)
@@ -66,18 +102,76 @@ def gae_oracle(rewards, values, mask, gamma, lam):
     return adv, adv + np.asarray(values, float) * np.asarray(mask, float)
 
 
-def policy_loss_oracle(logits, actions, logp_old, adv, mask, eps, c_e):
-    """Loss only (no gradient), token by token."""
+def gae_mistakes(rewards, values, mask, gamma, lam):
+    """Typical wrong token GAE advantages, each computed per answer: the value is only used to name a mistake."""
+    rewards, values, mask = np.asarray(rewards, float), np.asarray(values, float), np.asarray(mask, float)
+    B, L = mask.shape
+    forward, boot, no_next = np.zeros((B, L)), np.zeros((B, L)), np.zeros((B, L))
+    for b in range(B):
+        n = int(round(mask[b].sum()))
+        r, v = rewards[b, :n], values[b, :n]
+        nxt = np.append(v[1:], 0.0)
+        delta = r + gamma * nxt - v
+        running = 0.0
+        for t in range(n):  # the recursion run from the start of the answer
+            running = delta[t] + gamma * lam * running
+            forward[b, t] = running
+        boot_next = np.append(v[1:], values[b, n] if n < L else 0.0)  # V of the padding after the last token
+        no_next[b, :n] = gae_oracle((r - v)[None], np.zeros((1, n)), np.ones((1, n)), gamma, lam)[0][0]
+        boot[b, :n] = gae_oracle((r + gamma * (boot_next - nxt))[None], v[None], np.ones((1, n)), gamma, lam)[0][0]
+    return {"λ не входит в рекурсию: Â_t = δ_t + γ·Â_{t+1}": gae_oracle(rewards, values, mask, gamma, 1.0)[0],
+            "γ и λ перепутаны местами": gae_oracle(rewards, values, mask, lam, gamma)[0],
+            "в δ_t нет γ·V(s_{t+1}): δ_t = r_t − V(s_t)": no_next,
+            "в рекурсии награды вместо δ: Â_t = r_t + γλ·Â_{t+1}": gae_oracle(rewards, 0 * values, mask, gamma, lam)[0],
+            "GAE не остановлен на конце ответа: в преимущества утекает паддинг":
+                gae_oracle(rewards, values, np.ones((B, L)), gamma, lam)[0] * mask,
+            "последний токен бутстрапит V паддинга, а не V = 0": boot,
+            "рекурсия идёт с начала ответа, а не с конца": forward}
+
+
+def policy_loss_oracle(logits, actions, logp_old, adv, mask, eps, c_e, *, use_max=False, inverted=False,
+                       per_position=False):
+    """Loss only (no gradient), token by token. The keywords replay typical mistakes, to name them: max instead of
+    min, ρ = π_old/π_θ, the sum divided by every position instead of the number of real tokens."""
     logp_all = log_softmax_oracle(logits)
     flat = [(idx, logp_all[idx]) for idx in np.ndindex(np.shape(mask)) if mask[idx] > 0]
     total_obj, total_h = 0.0, 0.0
     for idx, lp in flat:
-        ratio = math.exp(lp[actions[idx]] - logp_old[idx])
+        ratio = math.exp((-1 if inverted else 1) * (lp[actions[idx]] - logp_old[idx]))
         a = adv[idx]
-        g = (1 + eps) * a if a >= 0 else (1 - eps) * a  # Spinning Up's g(ε, A)
-        total_obj += min(ratio * a, g)
+        if use_max:
+            total_obj += max(ratio * a, min(max(ratio, 1 - eps), 1 + eps) * a)
+        else:
+            g = (1 + eps) * a if a >= 0 else (1 - eps) * a  # Spinning Up's g(ε, A)
+            total_obj += min(ratio * a, g)
         total_h += -float(np.sum(np.exp(lp) * lp))
-    return -(total_obj + c_e * total_h) / len(flat)
+    return -(total_obj + c_e * total_h) / (np.size(mask) if per_position else len(flat))
+
+
+def policy_grad_mistakes(logits, actions, logp_old, adv, mask, eps, c_e):
+    """Typical wrong hand-written gradients of policy_loss, written out analytically: only to name a mistake
+    (the check itself compares with finite differences)."""
+    logp_all = log_softmax_oracle(logits)
+    pi = np.exp(logp_all)
+    onehot = np.eye(logits.shape[-1])[actions]
+    logp = (logp_all * onehot).sum(axis=-1)
+    ratio = np.exp(logp - logp_old)
+    active = ratio * adv <= np.clip(ratio, 1 - eps, 1 + eps) * adv  # min picks the unclipped branch
+    entropy = -(pi * logp_all).sum(axis=-1)
+    n = mask.sum()
+
+    def grad(d_logp, d_entropy_term, dlogp_dz=onehot - pi):
+        return (-(mask * d_logp)[..., None] * dlogp_dz + c_e * mask[..., None] * d_entropy_term) / n
+
+    right_ent = pi * (logp_all + entropy[..., None])
+    right = grad(active * ratio * adv, right_ent)
+    return {"градиент клиппированной ветки не обнулён": grad(ratio * adv, right_ent),
+            "в градиенте цели Â вместо ρ·Â: ∂(ρ·Â)/∂log π = ρ·Â": grad(active * adv, right_ent),
+            "знак градиента перевёрнут: это градиент цели, а loss — цель с минусом": -right,
+            "∂log π(a)/∂z взят как onehot(a), без − π": grad(active * ratio * adv, right_ent, onehot),
+            "у градиента энтропийного бонуса обратный знак": grad(active * ratio * adv, -right_ent),
+            "в градиенте энтропии потеряно + H: −∂H/∂z = π·(log π + H)": grad(active * ratio * adv, pi * logp_all),
+            "градиент поделён на все позиции, а не на число настоящих токенов": right * n / mask.size}
 
 
 def finite_diff(f, x, h=1e-6):
@@ -166,7 +260,12 @@ def test_sample_answers_consistent(boss, lm, seed):
     check_close(mask, exp_mask, what="batch['mask']: 1 до первого EOS включительно, 0 после",
                 hint="EOS — настоящий токен ответа (его вероятность тоже учится), маска обнуляется ПОСЛЕ него.",
                 mistakes={"сам EOS не входит в маску": exp_mask * (tokens != lm.EOS)})
-    check_close(b["lengths"], exp_mask.sum(axis=1), what="batch['lengths'] = mask.sum(1)")
+    has_eos = (tokens == lm.EOS).any(axis=1)
+    check_close(b["lengths"], exp_mask.sum(axis=1), what="batch['lengths'] = mask.sum(1)",
+                hint="длина считает и сам EOS; оборванный ответ (EOS нет) имеет длину L.",
+                mistakes={"длина без токена EOS": exp_mask.sum(axis=1) - has_eos,
+                          "у оборванного ответа (без EOS) длина 1: argmax(tokens == EOS) не нашёл EOS и дал 0":
+                              np.where(has_eos, exp_mask.sum(axis=1), 1)})
     pad = exp_mask == 0  # what lies on the padding is free, as long as it is a valid index (the docstring says EOS)
     check_that(np.all((tokens[pad] >= 0) & (tokens[pad] < lm.V)) and np.all((b["prev"][pad] >= 0) & (b["prev"][pad] < lm.N_PREV)),
                what="на паддинге в tokens и prev — допустимые номера токенов (в docstring — EOS)",
@@ -175,7 +274,11 @@ def test_sample_answers_consistent(boss, lm, seed):
     exp_prev[:, 0] = lm.BOS
     exp_prev[:, 1:] = np.where(exp_mask[:, 1:] > 0, tokens[:, :-1], lm.EOS)
     check_close(b["prev"] * exp_mask, exp_prev * exp_mask,
-                what="batch['prev'] на токенах ответа: BOS на позиции 0, дальше — предыдущий токен")
+                what="batch['prev'] на токенах ответа: BOS на позиции 0, дальше — предыдущий токен",
+                hint="после выбора токена a_t он становится «предыдущим» для позиции t + 1 (и его логиты — "
+                     "theta[p, t + 1, a_t]).",
+                mistakes={"предыдущий токен не обновляется: на каждой позиции BOS": lm.BOS * exp_mask,
+                          "в prev записан сам токен позиции t, а не предыдущий": tokens * exp_mask})
     t_idx = np.arange(L)[None, :]
     where = (prompts[:, None], t_idx, exp_prev)
     own = np.take_along_axis(log_softmax_oracle(theta[where]), tokens[..., None], -1)[..., 0] * exp_mask
@@ -185,6 +288,13 @@ def test_sample_answers_consistent(boss, lm, seed):
     check_close(b["ref_logp"] * exp_mask, ref_lp, what="batch['ref_logp'] = log π_ref(a_t | s_t) (на токенах ответа)",
                 atol=1e-6, mistakes={"ref_logp взят из политики, а не из референса": own})
     check_close(b["values"] * exp_mask, w[where] * exp_mask, what="batch['values'] = w[prompt, t, prev] (на токенах ответа)")
+    own_all = np.take_along_axis(log_softmax_oracle(theta[where]), tokens[..., None], -1)[..., 0]
+    ref_all = np.take_along_axis(log_softmax_oracle(ref[where]), tokens[..., None], -1)[..., 0]
+    for key, unmasked in (("logp", own_all), ("ref_logp", ref_all), ("values", w[where])):
+        check_close(b[key][pad], np.zeros(pad.sum()), atol=1e-12,
+                    what=f"batch['{key}'] на паддинге (после конца ответа): 0, как обещает docstring",
+                    hint="на позициях с mask = 0 запишите 0, например np.where(alive, …, 0.0).",
+                    mistakes={"на паддинге не обнулено: там значение для токена EOS в состоянии после конца": unmasked[pad]})
 
 
 @graded("Сэмплирование: частоты токенов совпадают с π_θ (B = 6000, 5σ), зерно rng определяет батч")
@@ -196,6 +306,11 @@ def test_sample_answers_distribution(boss, lm):
         probs = np.exp(log_softmax_oracle(theta[p, 0, lm.BOS]))
         freq = np.bincount(tokens[rows, 0], minlength=lm.V) / rows.sum()
         sigma = np.sqrt(probs * (1 - probs) / rows.sum())
+        check_that(not np.array_equal(freq, np.eye(lm.V)[np.argmax(probs)]),
+                   what=f"первый токен ответа на промпт {p} — случайный по π_θ, а не всегда самый вероятный",
+                   expected=f"частоты ≈ {fmt(probs)}", got=f"все {rows.sum()} ответов начинаются с самого вероятного токена",
+                   hint="выбирать argmax — не сэмплировать: берите токен случайно с вероятностями π_θ (rng.random() и "
+                        "обратная функция распределения, rng.choice или трюк Гумбеля).")
         check_that(np.all(np.abs(freq - probs) < 5 * sigma + 1e-3),
                    what=f"частоты первого токена ответа на промпт {p}", expected=fmt(probs), got=fmt(freq),
                    hint="сэмплируйте токен из softmax(theta[p, t, prev]) с помощью переданного rng.")
@@ -234,18 +349,10 @@ def test_token_rewards_hand_made(boss):
     args = {k: v.copy() for k, v in HAND.items()}
     got = boss.token_rewards(args["scores"], args["logp"], args["ref_logp"], args["mask"], 0.1)
     expected = [[-0.1, 0.0, -0.2, 1.0], [-0.05, 0.02 + 1 / 3, 0.0, 0.0]]
-    kl = -0.1 * (HAND["logp"] - HAND["ref_logp"])
     check_close(got, expected, what="token_rewards для двух ответов (расчёт — в docstring проверки в tests/s6-hw00-rl-foundations/test_boss.py)",
-                hint="r_t = −β·(log π − log π_ref) на токенах ответа; оценка RM — на последнем настоящем токене "
-                     "(позиция mask.sum(1) − 1), на паддинге 0.",
-                mistakes={"оценка на первом токене ответа": [[0.9, 0, -0.2, 0], [-0.05 + 1 / 3, 0.02, 0, 0]],
-                          "знак KL-штрафа перевёрнут": [[0.1, 0, 0.2, 1.0], [0.05, -0.02 + 1 / 3, 0, 0]],
-                          "оценка всегда на последней позиции L − 1, а не на конце ответа":
-                              [[-0.1, 0, -0.2, 1.0], [-0.05, 0.02, 0, 1 / 3]],
-                          "KL-штраф начислен и на паддинге": [[-0.1, 0, -0.2, 1.0], [-0.05, 0.02 + 1 / 3,
-                                                                                   kl[1, 2], kl[1, 3]]],
-                          "оценка RM прибавлена к каждому токену ответа": [[0.9, 1.0, 0.8, 1.0],
-                                                                           [-0.05 + 1 / 3, 0.02 + 1 / 3, 0, 0]]})
+                hint="r_t = −β·(log π − log π_ref) на каждом токене ответа, и к награде последнего настоящего токена "
+                     "(позиция mask.sum(1) − 1) прибавляется оценка RM; на паддинге 0.",
+                mistakes=reward_mistakes(HAND["scores"], HAND["logp"], HAND["ref_logp"], HAND["mask"], 0.1))
     for name in HAND:
         check_unchanged(HAND[name], args[name], name=name, function="token_rewards")
 
@@ -260,7 +367,10 @@ def test_token_rewards_random(boss, seed):
     scores, beta = rng.random(B), float(rng.uniform(0.01, 0.3))
     got = check_close(boss.token_rewards(scores, logp, ref_logp, mask, beta),
                       rewards_oracle(scores, logp, ref_logp, mask, beta),
-                      what=f"token_rewards, B = {B}, L = {L}, β = {beta:.3f}", hint="β передаётся аргументом.")
+                      what=f"token_rewards, B = {B}, L = {L}, β = {beta:.3f}",
+                      hint="r_t = −β·(log π − log π_ref) на токенах ответа, + оценка на позиции mask.sum(1) − 1; "
+                           "β и оценки — из аргументов.",
+                      mistakes=reward_mistakes(scores, logp, ref_logp, mask, beta))
     check_close(got.sum(axis=1), scores - beta * ((logp - ref_logp) * mask).sum(axis=1),
                 what="сумма наград каждого ответа")
 
@@ -282,18 +392,16 @@ def test_token_gae_hand_made(boss):
     inputs = [rewards.copy(), values.copy(), mask.copy()]
     adv, ret = check_pair(boss.token_gae(*inputs, gamma=1.0, lam=0.95), "token_gae возвращает (advantages, returns)")
     expected = [[0.176225, 0.1855, 0.09, 0.2], [0.595, 0.1, 0.0, 0.0]]
-    leak = gae_oracle(rewards, values, np.ones((2, 4)), 1.0, 0.95)[0] * mask
     check_close(adv, expected, what="token_gae: advantages (расчёт — в docstring проверки в tests/s6-hw00-rl-foundations/test_boss.py)",
-                hint="после последнего токена ответа V = 0 и Â = 0: конец ответа — конечное состояние; "
-                     "паддинг не участвует.",
-                mistakes={"GAE не остановлен на конце ответа: в преимущества утекает паддинг": leak,
-                          "последний токен бутстрапит V паддинга": [[0.176225, 0.1855, 0.09, 0.2],
-                                                                    [0.595 + 0.95 * 5, 0.1 + 5, 0, 0]],
-                          "рекурсия идёт с начала ответа": [[0.0, 0.1, -0.005, 0.19525], [0.5, 0.575, 0, 0]]})
+                hint="δ_t = r_t + γ·V(s_{t+1}) − V(s_t), Â_t = δ_t + γλ·Â_{t+1} — от конца ответа к началу; после "
+                     "последнего токена V = 0 и Â = 0 (конец ответа — конечное состояние); паддинг не участвует.",
+                mistakes=gae_mistakes(rewards, values, mask, 1.0, 0.95))
     check_close(ret, np.array(expected) + values * mask, what="token_gae: returns = advantages + values, 0 на паддинге",
                 hint="R̂_t = Â_t + V(s_t) на токенах ответа, 0 на паддинге.",
                 mistakes={"returns = advantages, без + V(s_t)": expected,
-                          "returns на паддинге не обнулены (мусор из values)": np.array(expected) + values})
+                          "returns на паддинге не обнулены (мусор из values)": np.array(expected) + values,
+                          "returns — сумма наград до конца ответа (Монте-Карло), а не Â + V":
+                              gae_oracle(rewards, values, mask, 1.0, 1.0)[1]})
     for name, before, after in zip(("rewards", "values", "mask"), (rewards, values, mask), inputs):
         check_unchanged(before, after, name=name, function="token_gae")
 
@@ -324,12 +432,29 @@ def test_token_gae_random(boss, seed):
     gamma, lam = (1.0, 0.95) if seed == 0 else (float(rng.uniform(0.9, 1)), float(rng.uniform(0.5, 1)))
     adv, ret = check_pair(boss.token_gae(rewards, values, mask, gamma=gamma, lam=lam), "token_gae")
     exp_adv, exp_ret = gae_oracle(rewards, values, mask, gamma, lam)
+    mistakes = gae_mistakes(rewards, values, mask, gamma, lam)
+    mistakes["γ и λ не переданы дальше: взяты значения по умолчанию γ = 1, λ = 0.95"] = \
+        gae_oracle(rewards, values, mask, 1.0, 0.95)[0]
     check_close(adv, exp_adv, what=f"token_gae: advantages, B = {B}, γ = {gamma:.3f}, λ = {lam:.3f}",
-                hint="γ и λ — аргументы; паддинг (mask = 0) не влияет ни на что.")
-    check_close(ret, exp_ret, what="token_gae: returns")
+                hint="Â_t = Σ_l (γλ)^l·δ_{t+l} до конца ответа; γ и λ — из аргументов; паддинг (mask = 0) не влияет ни на что.",
+                mistakes=mistakes)
+    check_close(ret, exp_ret, what="token_gae: returns", hint="R̂_t = Â_t + V(s_t) на токенах ответа, 0 на паддинге.",
+                mistakes={"returns = advantages, без + V(s_t)": exp_adv})
 
 
 # ---- advantage normalization over real tokens -------------------------------------------------
+
+
+def normalize_mistakes(x, mask):
+    real = x[mask > 0]
+    rows = []
+    for row, m in zip(x, mask):  # each answer normalized on its own
+        sel = row[m > 0]
+        rows.append(np.where(m > 0, (row - sel.mean()) / (sel.std() + 1e-8), 0.0))
+    return {"нормировали по всем позициям, вместе с паддингом": (x - x.mean()) / x.std() * mask,
+            "std с ddof = 1": (x - real.mean()) / real.std(ddof=1) * mask,
+            "на паддинге не 0: результат не умножен на mask": (x - real.mean()) / real.std(),
+            "mean и std — по каждому ответу отдельно, а не по всем настоящим токенам мини-батча": np.array(rows)}
 
 
 @graded("Нормировка преимуществ только по настоящим токенам: паддинг не сдвигает mean и std")
@@ -343,14 +468,15 @@ def test_masked_normalize(boss):
     before = x.copy()
     check_close(boss.masked_normalize(x, mask), expected, what="masked_normalize([[1, 2, 3], [4, мусор, мусор]])",
                 atol=1e-6, hint="mean и std — только по элементам с mask = 1 (ddof = 0); на паддинге верните 0.",
-                mistakes={"нормировали по всем позициям, вместе с паддингом": everything,
-                          "std с ddof = 1": (np.array([[1.0, 2, 3], [4, 2.5, 2.5]]) - 2.5) / np.std(real, ddof=1) * mask})
+                mistakes=normalize_mistakes(x, mask))
     check_unchanged(before, x, name="x", function="masked_normalize")
     rng = np.random.default_rng(8)
     x, mask = rng.normal(3, 2, size=(10, 5)), random_mask(rng, 10, 5)
     sel = x[mask > 0]
     check_close(boss.masked_normalize(x, mask), np.where(mask > 0, (x - sel.mean()) / (sel.std() + 1e-8), 0.0),
-                what="masked_normalize на случайном батче 10 × 5")
+                what="masked_normalize на случайном батче 10 × 5",
+                hint="(Â − mean)/(std + eps), mean и std — по всем настоящим токенам сразу; на паддинге 0.",
+                mistakes=normalize_mistakes(x, mask))
 
 
 # ---- hand-written gradients -----------------------------------------------------------------------
@@ -375,21 +501,24 @@ def test_policy_loss_gradient(boss, seed):
     eps, c_e = 0.2, 0.05
     inputs = [logits.copy(), actions.copy(), logp_old.copy(), adv.copy(), mask.copy()]
     loss, grad = pair_of_floats(boss.policy_loss(*inputs, eps=eps, c_e=c_e), "policy_loss возвращает (loss, dlogits)")
-    check_float(loss, policy_loss_oracle(logits, actions, logp_old, adv, mask, eps, c_e), atol=1e-8,
+    def loss_as(**kw):
+        return policy_loss_oracle(logits, actions, logp_old, adv, mask, kw.pop("eps", eps), kw.pop("c_e", c_e), **kw)
+
+    check_float(loss, loss_as(), atol=1e-8,
                 what="policy_loss: значение loss", hint="L = −(1/n)·Σ m·min(ρÂ, clip(ρ)Â) − c_e·(1/n)·Σ m·H; "
                 "n — число настоящих токенов.",
-                mistakes={"энтропийный бонус прибавлен к loss, а не вычтен":
-                              policy_loss_oracle(logits, actions, logp_old, adv, mask, eps, -c_e),
-                          "нет энтропийного бонуса": policy_loss_oracle(logits, actions, logp_old, adv, mask, eps, 0.0),
-                          "без клиппинга: −mean(ρ·Â)": policy_loss_oracle(logits, actions, logp_old, adv, mask, 1e9, c_e)})
+                mistakes={"энтропийный бонус прибавлен к loss, а не вычтен": loss_as(c_e=-c_e),
+                          "нет энтропийного бонуса": loss_as(c_e=0.0),
+                          "без клиппинга: −mean(ρ·Â)": loss_as(eps=1e9),
+                          "max вместо min в клиппированной цели": loss_as(use_max=True),
+                          "ρ перевёрнуто: π_old/π_θ вместо π_θ/π_old": loss_as(inverted=True),
+                          "сумма поделена на все позиции (B·L), а не на число настоящих токенов n": loss_as(per_position=True),
+                          "знак loss перевёрнут: вернули цель для максимизации, а loss — это −цель": -loss_as()})
     fd = finite_diff(lambda z: policy_loss_oracle(z, actions, logp_old, adv, mask, eps, c_e), logits)
-    no_clip_grad = finite_diff(lambda z: policy_loss_oracle(z, actions, logp_old, adv, mask, 1e9, c_e), logits)
     check_close(grad, fd, atol=1e-6, rtol=1e-4, what="∂L/∂logits против конечных разностей, форма (3, 4, 6)",
-                hint="∂log π(a)/∂z = onehot(a) − π; у токенов, где min выбрал клиппированную ветку, вклад цели 0; "
-                     "энтропия: −c_e·∂H/∂z = c_e·π·(log π + H); на паддинге градиент 0.",
-                mistakes={"градиент клиппированной ветки не обнулён": no_clip_grad,
-                          "у градиента энтропийного бонуса обратный знак": finite_diff(
-                              lambda z: policy_loss_oracle(z, actions, logp_old, adv, mask, eps, -c_e), logits)})
+                hint="∂log π(a)/∂z = onehot(a) − π; производная min(...) по log π — ρ·Â там, где min выбрал ветку ρ·Â, "
+                     "и 0 в клиппированной; энтропия: −c_e·∂H/∂z = c_e·π·(log π + H); на паддинге градиент 0.",
+                mistakes=policy_grad_mistakes(logits, actions, logp_old, adv, mask, eps, c_e))
     for name, before, after in zip(("logits", "actions", "logp_old", "adv", "mask"),
                                    (logits, actions, logp_old, adv, mask), inputs):
         check_unchanged(before, after, name=name, function="policy_loss")
@@ -419,7 +548,9 @@ def test_policy_loss_clip_zero(boss):
     check_close(chosen, -0.2 * d_obj * 0.75, atol=1e-9,
                 what="∂L/∂z выбранного токена в пяти случаях (расчёт — в docstring проверки в tests/s6-hw00-rl-foundations/test_boss.py)",
                 hint="в клиппированной ветке (ρ = 1.5 при Â = +1 и ρ = 0.7 при Â = −1) градиент равен нулю.",
-                mistakes={"градиент клиппированной ветки не обнулён": -0.2 * ratio * adv[0] * 0.75})
+                mistakes={"градиент клиппированной ветки не обнулён": -0.2 * ratio * adv[0] * 0.75,
+                          "в градиенте цели Â вместо ρ·Â: ∂(ρ·Â)/∂log π = ρ·Â": -0.2 * (d_obj != 0) * adv[0] * 0.75,
+                          "знак градиента перевёрнут": 0.2 * d_obj * 0.75})
     check_close(grad[0, [1, 3]], np.zeros((2, V)), atol=1e-12, what="весь градиент по логитам клиппированных токенов")
 
 
@@ -453,13 +584,20 @@ def test_critic_loss_gradient(boss):
 
     inputs = [values.copy(), returns.copy(), mask.copy()]
     loss, grad = pair_of_floats(boss.critic_loss(*inputs, c_v=0.7), "critic_loss возвращает (loss, dvalues)")
+    n = mask.sum()
     check_float(loss, oracle(values), what="critic_loss: c_v·mean((V − R̂)²) по настоящим токенам, c_v = 0.7",
-                atol=1e-10, mistakes={"усреднили по всем позициям, вместе с паддингом":
-                                      0.7 * np.mean(((values - returns) * mask) ** 2)})
+                atol=1e-10, hint="L_V = c_v·(1/n)·Σ_t m_t·(V(s_t) − R̂_t)², n — число настоящих токенов.",
+                mistakes={"усреднили по всем позициям, вместе с паддингом": 0.7 * np.mean(((values - returns) * mask) ** 2),
+                          "нет множителя c_v": oracle(values) / 0.7,
+                          "сумма без деления на n": oracle(values) * n,
+                          "0.5·c_v·mean((V − R̂)²): лишняя половина": oracle(values) / 2})
     fd = finite_diff(oracle, values)
     check_close(grad, fd, atol=1e-6, what="∂L_V/∂V против конечных разностей",
-                hint="∂/∂V (V − R̂)² = 2(V − R̂); не забудьте c_v, маску и деление на n.",
-                mistakes={"потерян множитель 2": fd / 2})
+                hint="∂L_V/∂V = 2·c_v·m·(V − R̂)/n, на паддинге 0.",
+                mistakes={"потерян множитель 2": fd / 2,
+                          "знак градиента перевёрнут: 2(R̂ − V) вместо 2(V − R̂)": -fd,
+                          "c_v не входит в градиент": fd / 0.7,
+                          "градиент поделён на все позиции, а не на число настоящих токенов": fd * n / mask.size})
     for name, before, after in zip(("values_pred", "returns", "mask"), (values, returns, mask), inputs):
         check_unchanged(before, after, name=name, function="critic_loss")
 
@@ -491,7 +629,15 @@ def test_adam_step(boss):
     check_close(p1, param - 0.1 * g1 / (np.abs(g1) + 1e-8), what="первый шаг Adam из нулевых моментов", atol=1e-9,
                 hint="с поправкой смещения m̂ = g и v̂ = g², шаг = lr·g/(|g| + eps) ≈ lr·sign(g).",
                 mistakes={"нет поправки смещения (1 − β^t)": param - 0.1 * 0.1 * g1 / (np.sqrt(0.001) * np.abs(g1) + 1e-8),
+                          "eps под корнем: √(v̂ + eps) вместо √v̂ + eps": param - 0.1 * g1 / np.sqrt(g1 ** 2 + 1e-8),
+                          "поправка смещения только у m, а v не поправлен": param - 0.1 * g1 / (np.sqrt(0.001) * np.abs(g1) + 1e-8),
+                          "поправка смещения только у v, а m не поправлен": param - 0.1 * 0.1 * g1 / (np.abs(g1) + 1e-8),
+                          "шаг в сторону градиента: param + lr·m̂/(√v̂ + eps), а Adam здесь минимизирует": param + 0.1 * g1 / (np.abs(g1) + 1e-8),
                           "обычный SGD вместо Adam": param - 0.1 * g1})
+    for name, got, exp, corrected in (("m", m1, 0.1 * g1, g1), ("v", v1, 0.001 * g1 ** 2, g1 ** 2)):
+        check_close(got, exp, atol=1e-12, what=f"момент {name} после первого шага: m = (1 − β1)·g, v = (1 − β2)·g²",
+                    hint="возвращайте сами моменты m и v — поправленные m̂, v̂ нужны только для шага.",
+                    mistakes={f"вернули поправленный {name}̂ вместо момента {name}": corrected})
     rng = np.random.default_rng(4)
     grads = [rng.normal(size=5) for _ in range(3)]
     p, m, v = np.zeros(5), np.zeros(5), np.zeros(5)
@@ -512,57 +658,87 @@ def _adam(param, grad, m, v, t, lr):
     return param - lr * (m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8), m, v
 
 
-def update_oracle(theta, w, batch, seed, opt, lr, n_epochs, n_minibatches, eps, c_v, c_e, norm_per_minibatch=True,
-                  stale=False):
+def update_oracle(theta, w, batch, seed, opt, lr, n_epochs, n_minibatches, eps, c_v, c_e, *, old="logp",
+                  norm="minibatch", stale=False, stale_w=False, targets="returns", scatter="dense",
+                  shuffle="every_epoch", t_start=None, t_lag=0):
     """Replays ppo_update: the scatter into the tables is a dense one-hot matrix product.
 
-    Returns the tables, the Adam state and the stats. Two typical mistakes can be replayed: ``norm_per_minibatch=False``
-    normalizes Â once over the whole batch; ``stale=True`` takes the logits and V from the tables as they were
-    before the update (theta and w passed in), not from the current ones.
+    Returns the tables, the Adam state and the stats, and also the stats as they would be if computed after each
+    Adam step, taken from the last minibatch only, or counted over every position (padding included), to name those
+    mistakes. The keywords replay typical mistakes: ``old`` ("ref_logp": ρ against π_ref; "recompute": logp_old
+    recomputed from the current table, so ρ = 1), ``norm`` ("once" over the whole batch; "none"), ``stale`` (logits
+    and V from the tables passed in, not the current ones), ``stale_w`` (only V), ``targets="adv"`` (the critic
+    regresses onto Â), ``scatter="assign"`` (``g[idx] += d``: a repeated state keeps one contribution), ``shuffle``
+    ("once" for every epoch; "none"), ``t_start`` (Adam's counter from this value, not opt["t"]), ``t_lag=1``
+    (adam_step given the counter before it is advanced).
     """
-    th0, wv0 = theta.reshape(-1, theta.shape[-1]).copy(), w.reshape(-1).copy()
-    rng = np.random.default_rng(seed)
-    if not norm_per_minibatch:
-        real_adv = batch["adv"][batch["mask"] > 0]
-        batch = dict(batch, adv=(batch["adv"] - real_adv.mean()) / (real_adv.std() + 1e-8) * batch["mask"])
     P, L, NP, V = theta.shape
-    th, wv = theta.reshape(-1, V).copy(), w.reshape(-1).copy()
-    mt, vt, mw, vw, step = opt["m_theta"].reshape(-1, V), opt["v_theta"].reshape(-1, V), opt["m_w"].ravel(), \
-        opt["v_w"].ravel(), opt["t"]
+    th0, wv0 = theta.reshape(-1, V).copy(), w.reshape(-1).copy()
+    th, wv = th0.copy(), wv0.copy()
+    mt, vt = opt["m_theta"].reshape(-1, V).copy(), opt["v_theta"].reshape(-1, V).copy()
+    mw, vw = opt["m_w"].ravel().copy(), opt["v_w"].ravel().copy()
+    step = opt["t"] if t_start is None else t_start
+    mask, adv_all = batch["mask"], batch["adv"]
+    if norm == "once":
+        real_adv = adv_all[mask > 0]
+        adv_all = (adv_all - real_adv.mean()) / (real_adv.std() + 1e-8) * mask
     state = (batch["prompt"][:, None] * L + np.arange(L)[None, :]) * NP + batch["prev"]  # [B, L]
-    clipfracs, kls, value_losses = [], [], []
+    B = len(state)
+    rng = np.random.default_rng(seed)
+    perm_once = rng.permutation(B) if shuffle == "once" else None
+    keys = ("clipfrac", "approx_kl", "value_loss", "clipfrac_after", "approx_kl_after", "value_loss_after",
+            "clipfrac_all")
+    stats = {k: [] for k in keys}
     for _ in range(n_epochs):
-        perm = rng.permutation(len(state))
-        for idx in np.array_split(perm, n_minibatches):
-            real = batch["mask"][idx].ravel() > 0
+        order = {"none": np.arange(B), "once": perm_once}.get(shuffle)
+        for idx in np.array_split(rng.permutation(B) if order is None else order, n_minibatches):
+            real = mask[idx].ravel() > 0
             S = state[idx].ravel()[real]
             onehot = np.eye(P * L * NP)[S]  # [n, states]
-            a = batch["tokens"][idx].ravel()[real]
-            old = batch["logp"][idx].ravel()[real]
-            A = batch["adv"][idx].ravel()[real]
-            if norm_per_minibatch:
-                A = (A - A.mean()) / (A.std() + 1e-8)
-            R = batch["returns"][idx].ravel()[real]
             n = len(S)
-            logp_all = log_softmax_oracle(onehot @ (th0 if stale else th))
+            a = batch["tokens"][idx].ravel()[real]
+            recorded = batch["logp"][idx].ravel()[real]
+            A = adv_all[idx].ravel()[real]
+            if norm == "minibatch":
+                A = (A - A.mean()) / (A.std() + 1e-8)
+            R = batch[targets][idx].ravel()[real]
+            table = th0 if stale else th
+            critic = wv0 if (stale or stale_w) else wv
+            logp_all = log_softmax_oracle(onehot @ table)
             pi = np.exp(logp_all)
             logp = logp_all[np.arange(n), a]
-            ratio = np.exp(logp - old)
-            clipfracs.append(np.mean(np.abs(ratio - 1) > eps))
-            kls.append(np.mean(old - logp))
-            value_losses.append(c_v * np.mean((onehot @ (wv0 if stale else wv) - R) ** 2))
-            active = (ratio * A <= np.clip(ratio, 1 - eps, 1 + eps) * A)
+            logp_old = {"logp": recorded, "ref_logp": batch["ref_logp"][idx].ravel()[real], "recompute": logp}[old]
+            ratio = np.exp(logp - logp_old)
+            v_pred = onehot @ critic
+            every = np.exp(log_softmax_oracle(th[state[idx].ravel()])[np.arange(real.size), batch["tokens"][idx].ravel()]
+                           - batch["logp"][idx].ravel())
+            stats["clipfrac"].append(np.mean(np.abs(np.exp(logp - recorded) - 1) > eps))
+            stats["approx_kl"].append(np.mean(recorded - logp))
+            stats["value_loss"].append(c_v * np.mean((v_pred - R) ** 2))
+            stats["clipfrac_all"].append(np.mean(np.abs(every - 1) > eps))
+            active = ratio * A <= np.clip(ratio, 1 - eps, 1 + eps) * A
             ent = -(pi * logp_all).sum(axis=1)
             g_z = -(active * ratio * A)[:, None] * (np.eye(V)[a] - pi) / n + c_e * pi * (logp_all + ent[:, None]) / n
-            v_pred = onehot @ (wv0 if stale else wv)
             g_v = 2 * c_v * (v_pred - R) / n
+            if scatter == "assign":
+                G_th, G_w = np.zeros_like(th), np.zeros_like(wv)
+                G_th[S] += g_z
+                G_w[S] += g_v
+            else:
+                G_th, G_w = onehot.T @ g_z, onehot.T @ g_v
             step += 1
-            th, mt, vt = _adam(th, onehot.T @ g_z, mt, vt, step, lr)
-            wv, mw, vw = _adam(wv, onehot.T @ g_v, mw, vw, step, lr)
-    return {"theta": th.reshape(theta.shape), "w": wv.reshape(w.shape), "t": step,
-            "m_theta": mt.reshape(theta.shape), "v_theta": vt.reshape(theta.shape), "m_w": mw.reshape(w.shape),
-            "v_w": vw.reshape(w.shape), "clipfrac": np.mean(clipfracs), "approx_kl": np.mean(kls),
-            "value_loss": np.mean(value_losses)}
+            th, mt, vt = _adam(th, G_th, mt, vt, step - t_lag, lr)
+            wv, mw, vw = _adam(wv, G_w, mw, vw, step - t_lag, lr)
+            logp_new = log_softmax_oracle(onehot @ th)[np.arange(n), a]
+            stats["clipfrac_after"].append(np.mean(np.abs(np.exp(logp_new - recorded) - 1) > eps))
+            stats["approx_kl_after"].append(np.mean(recorded - logp_new))
+            stats["value_loss_after"].append(c_v * np.mean((onehot @ wv - R) ** 2))
+    out = {"theta": th.reshape(theta.shape), "w": wv.reshape(w.shape), "t": step,
+           "m_theta": mt.reshape(theta.shape), "v_theta": vt.reshape(theta.shape), "m_w": mw.reshape(w.shape),
+           "v_w": vw.reshape(w.shape)}
+    out.update({k: float(np.mean(x)) for k, x in stats.items()})
+    out.update({k + "_last": float(x[-1]) for k, x in stats.items()})
+    return out
 
 
 TABLE_AXES = ("промпт", "t", "пред. токен", "токен")
@@ -570,15 +746,19 @@ TABLE_AXES = ("промпт", "t", "пред. токен", "токен")
 
 def check_table(got, expected, *, what, hint="", atol=1e-6, mistakes=None):
     """check_close for a whole table (theta [6, 4, 7, 6], w [6, 4, 7]): no axis is long enough for NumPy to
-    shorten it, so the table is compared as one vector and the first wrong cell is named by its indices."""
+    shorten it, so the table is compared as one vector and the first wrong cell is named by its indices.
+    ``mistakes`` may be a function returning the dict: it is only called when the table is wrong."""
     expected = np.asarray(expected, float)
     arr = as_array(got, what)
     check_that(arr.shape == expected.shape, what=what + ": форма", expected=str(expected.shape), got=str(arr.shape))
     bad = np.argwhere(~np.isclose(arr, expected, atol=atol, rtol=1e-6))
     where = "" if not len(bad) else (f"; первая неверная ячейка [{', '.join(map(str, bad[0]))}] "
                                      f"({', '.join(TABLE_AXES[:expected.ndim])})")
+    if len(bad) and callable(mistakes):
+        mistakes = mistakes()
     check_close(arr.ravel(), expected.ravel(), what=what + " (таблица развёрнута в вектор)" + where, hint=hint, atol=atol,
-                mistakes={k: np.asarray(v, float).ravel() for k, v in (mistakes or {}).items()})
+                mistakes={k: np.asarray(v, float).ravel() for k, v in (mistakes if len(bad) else {}).items()}
+                if mistakes else None)
 
 
 def _update_case(lm, seed, B=24):
@@ -605,52 +785,94 @@ def _update_case(lm, seed, B=24):
     return theta, w, batch, opt
 
 
-@graded("Обновление PPO: эпохи по перемешанным мини-батчам, logp_old из батча, Adam — повтор по порядку из docstring (seed {seed})")
-@pytest.mark.parametrize("seed", [0, 1])
-def test_ppo_update_replay(boss, lm, seed):
+UPDATE_DEFAULTS = dict(lr=0.05, n_epochs=4, n_minibatches=4, eps=0.2, c_v=0.5, c_e=0.01)  # ppo_update's signature
+UPDATE_SETTINGS = {0: dict(lr=0.05, n_epochs=3, n_minibatches=4, eps=0.2, c_v=0.5, c_e=0.01),
+                   1: dict(lr=0.03, n_epochs=2, n_minibatches=3, eps=0.1, c_v=1.5, c_e=0.05)}
+DROPPED = {"lr": "lr не передан в adam_step (взят шаг 0.05)", "eps": "ε не передан в policy_loss (взято 0.2 по умолчанию)",
+           "c_e": "c_e не передан в policy_loss (взято 0.01 по умолчанию)",
+           "n_epochs": "n_epochs не используется (взято 4 эпохи)", "n_minibatches": "n_minibatches не используется (взято 4)",
+           "c_v": "c_v не передан в critic_loss (взято 0.5 по умолчанию)"}
+THETA_MISTAKES = {
+    "ρ посчитано от log π_ref (batch['ref_logp']), а не от logp_old = batch['logp']": dict(old="ref_logp"),
+    "logp_old пересчитан из текущей theta в каждом мини-батче: ρ всегда 1 и клиппинг не работает": dict(old="recompute"),
+    "Â нормировано один раз по всему батчу, а не в каждом мини-батче": dict(norm="once"),
+    "Â не нормировано: masked_normalize в мини-батче не вызван": dict(norm="none"),
+    "логиты берутся из theta до обновления, а не из текущей таблицы": dict(stale=True),
+    "градиенты сложены в таблицу через g[idx] += d, а не np.add.at: из повторов одного состояния остаётся один вклад":
+        dict(scatter="assign"),
+    "одна перестановка на все эпохи: rng.permutation(B) вызван один раз, а не в каждой эпохе": dict(shuffle="once"),
+    "мини-батчи без перемешивания, по порядку ответов": dict(shuffle="none"),
+    "счётчик шагов Adam начат заново с 0, а не продолжен с opt['t']": dict(t_start=0),
+    "opt['t'] увеличен после шага Adam: adam_step получил номер шага на 1 меньше": dict(t_lag=1),
+}
+W_MISTAKES = {
+    "критик учится на преимуществах batch['adv'], а не на целях batch['returns']": dict(targets="adv"),
+    "V(s_t) берётся из w до обновления (или из batch['values']), а не из текущей таблицы": dict(stale_w=True),
+}
+
+
+@graded("Обновление PPO: эпохи по перемешанным мини-батчам, logp_old из батча, Adam — повтор по порядку из docstring "
+        "({setting})")
+@pytest.mark.parametrize("seed, setting", [(0, "ε = 0.2, c_v = 0.5, c_e = 0.01, lr = 0.05, 3 эпохи по 4 мини-батча"),
+                                           (1, "ε = 0.1, c_v = 1.5, c_e = 0.05, lr = 0.03, 2 эпохи по 3 мини-батча")],
+                         ids=["0", "1"])
+def test_ppo_update_replay(boss, lm, seed, setting):
     theta, w, batch, opt = _update_case(lm, 90 + seed)
-    kw = dict(lr=0.05, n_epochs=3, n_minibatches=4, eps=0.2, c_v=0.5, c_e=0.01)
-    exp = update_oracle(theta, w, batch, 500 + seed, opt, **kw)
-    with_ref = update_oracle(theta, w, dict(batch, logp=batch["ref_logp"]), 500 + seed, opt, **kw)
-    norm_once = update_oracle(theta, w, batch, 500 + seed, opt, **kw, norm_per_minibatch=False)
-    on_adv = update_oracle(theta, w, dict(batch, returns=batch["adv"]), 500 + seed, opt, **kw)
-    stale = update_oracle(theta, w, batch, 500 + seed, opt, **kw, stale=True)
+    kw = UPDATE_SETTINGS[seed]
+
+    def replay(**change):
+        return update_oracle(theta, w, batch, 500 + seed, opt, **{**kw, **change})
+
+    def named(table, variants):
+        """The tables the typical mistakes give, computed only when the answer is wrong."""
+        def build():
+            out = {name: replay(**opts)[table] for name, opts in variants.items()}
+            for arg, name in DROPPED.items():
+                if kw[arg] != UPDATE_DEFAULTS[arg]:
+                    out[name] = replay(**{arg: UPDATE_DEFAULTS[arg]})[table]
+            return out
+        return build
+
+    exp = replay()
     copies = [theta.copy(), w.copy(), {k: np.copy(v) for k, v in batch.items()}, {k: np.copy(v) for k, v in opt.items()}]
     out = boss.ppo_update(copies[0], copies[1], copies[2], np.random.default_rng(500 + seed), copies[3], **kw)
     check_that(isinstance(out, (tuple, list)) and len(out) == 4, what="ppo_update возвращает (theta, w, opt, stats)",
                got=type(out).__name__)
     new_theta, new_w, new_opt, stats = out
+    steps = kw["n_epochs"] * kw["n_minibatches"]
     check_table(new_theta, exp["theta"], atol=1e-6,
-                what="theta после ppo_update (3 эпохи × 4 мини-батча, порядок rng.permutation из docstring)",
-                hint="logp_old — batch['logp'] (π_old, собравшая батч), его НЕ пересчитывают и не путают с "
-                     "batch['ref_logp']; Â нормируется в каждом мини-батче по его настоящим токенам; градиенты в таблицу — "
-                     "np.add.at (одно состояние встречается много раз); opt['t'] растёт на 1 за мини-батч.",
-                mistakes={"ρ посчитано от log π_ref (batch['ref_logp']), а не от logp_old = batch['logp']": with_ref["theta"],
-                          "Â нормировано один раз по всему батчу, а не в каждом мини-батче": norm_once["theta"],
-                          "логиты берутся из theta до обновления, а не из текущей таблицы": stale["theta"]})
+                what=f"theta после ppo_update ({kw['n_epochs']} эпохи × {kw['n_minibatches']} мини-батча, {setting})",
+                hint="таблица зависит от всего обновления; повторите порядок из docstring ppo_update шаг за шагом: "
+                     "эпохи → rng.permutation(B) → np.array_split → шаги 1–5.",
+                mistakes=named("theta", THETA_MISTAKES))
     check_table(new_w, exp["w"], atol=1e-6, what="таблица критика w после ppo_update",
-                hint="критик учится на batch['returns'] = Â + V (цели R̂_t) тем же Adam, что и политика "
+                hint="критик учится на batch['returns'] (цели R̂_t) с весом c_v тем же Adam, что и политика "
                      "(свои моменты m_w, v_w).",
-                mistakes={"критик учится на преимуществах batch['adv'], а не на целях batch['returns']": on_adv["w"],
-                          "V(s_t) берётся из w до обновления (или из batch['values']), а не из текущей таблицы":
-                              stale["w"]})
+                mistakes=named("w", W_MISTAKES))
     check_that(isinstance(new_opt, dict) and int(new_opt.get("t", -1)) == exp["t"],
-               what="opt['t'] после 12 шагов от t = 3", expected=str(exp["t"]),
-               got=str(new_opt.get("t") if isinstance(new_opt, dict) else new_opt))
+               what=f"opt['t'] после {steps} шагов от t = 3", expected=str(exp["t"]),
+               got=str(new_opt.get("t") if isinstance(new_opt, dict) else new_opt),
+               hint="opt['t'] растёт на 1 за мини-батч и продолжается с переданного значения.")
     for k in ("m_theta", "v_theta", "m_w", "v_w"):
         check_table(new_opt.get(k), exp[k], atol=1e-9, what=f"момент Adam opt['{k}'] после ppo_update",
-                    hint="верните новое состояние Adam: моменты переносятся в следующее обновление, иначе Adam "
-                         "каждый раз стартует с нуля.",
+                    hint="верните новое состояние Adam: моменты переносятся в следующее обновление.",
                     mistakes={"вернули старые моменты, переданные в ppo_update": opt[k]})
     check_that(isinstance(stats, dict) and {"clipfrac", "approx_kl", "value_loss"} <= set(stats),
                what="stats — словарь с clipfrac, approx_kl и value_loss", got=str(stats)[:80])
+    after, last = "посчитано после шага Adam, а не до него", "взято только у последнего мини-батча, а не среднее по всем"
     check_float(stats["clipfrac"], exp["clipfrac"], atol=1e-9,
                 what="stats['clipfrac']: средняя по мини-батчам доля настоящих токенов с |ρ − 1| > ε",
-                hint="считается до шага Adam, только по токенам с mask = 1.")
+                hint="считается до шага Adam, только по токенам с mask = 1.",
+                mistakes={after: exp["clipfrac_after"], last: exp["clipfrac_last"],
+                          "доля по всем позициям, вместе с паддингом": exp["clipfrac_all"]})
     check_float(stats["approx_kl"], exp["approx_kl"], atol=1e-9,
-                what="stats['approx_kl']: среднее по мини-батчам (logp_old − log π_θ)", hint="считается до шага Adam.")
+                what="stats['approx_kl']: среднее по мини-батчам (logp_old − log π_θ)",
+                hint="среднее по настоящим токенам мини-батча, до шага Adam.",
+                mistakes={"знак перевёрнут: log π_θ − logp_old": -exp["approx_kl"], after: exp["approx_kl_after"],
+                          last: exp["approx_kl_last"]})
     check_float(stats["value_loss"], exp["value_loss"], atol=1e-9,
-                what="stats['value_loss']: среднее по мини-батчам значение critic_loss до шага Adam")
+                what="stats['value_loss']: среднее по мини-батчам значение critic_loss до шага Adam",
+                mistakes={after: exp["value_loss_after"], last: exp["value_loss_last"]})
     check_unchanged(theta, copies[0], name="theta", function="ppo_update")
     check_unchanged(w, copies[1], name="w", function="ppo_update")
     for k in batch:
@@ -701,6 +923,120 @@ def _history(boss, **kw):
     return history
 
 
+TRAIN_DEFAULTS = dict(batch_size=64, beta=0.02, gamma=1.0, lam=0.95, lr=0.05, n_epochs=4, n_minibatches=4, eps=0.2,
+                      c_v=0.5, c_e=0.01)  # train's signature
+TRAIN_REPLAY = dict(batch_size=32, beta=0.05, gamma=0.95, lam=0.8, lr=0.03, n_epochs=2, n_minibatches=2, eps=0.1,
+                    c_v=1.0, c_e=0.05)
+GRPO_REPLAY = dict(batch_size=32, group_size=4, beta=0.05)
+REPLAY_KEYS = ("score", "kl_ref", "entropy", "clipfrac", "approx_kl", "value_loss", "n_answers")
+
+
+def train_replay(boss, lm, n_updates, seed, *, batch_size, beta, gamma=1.0, lam=0.95, lr=0.05, n_epochs=4,
+                 n_minibatches=4, eps=0.2, c_v=0.5, c_e=0.01, algo="ppo", group_size=8, zero_start=False, keep_w=True,
+                 keep_opt=True, monitor_after=False, tile=False, adv_on_last=False):
+    """Replays train() step by step with the student's own functions, in the order its docstring states, and returns
+    the rows [n_updates, len(REPLAY_KEYS)] its history must hold. Only train's own plumbing is judged: a wrong piece
+    is the same wrong piece in both. The keywords replay train's typical mistakes, to name them."""
+    rng = np.random.default_rng(seed)
+    ref = lm.reference_theta()
+    theta = np.zeros_like(ref) if zero_start else ref.copy()
+    w = np.zeros(ref.shape[:3])
+
+    def fresh():
+        return {"t": 0, "m_theta": np.zeros_like(ref), "v_theta": np.zeros_like(ref), "m_w": np.zeros_like(w),
+                "v_w": np.zeros_like(w)}
+
+    opt, rows = fresh(), []
+    for update in range(1, n_updates + 1):
+        if algo == "grpo":
+            drawn = rng.integers(lm.N_PROMPTS, size=batch_size // group_size)
+            prompts = np.tile(drawn, group_size) if tile else np.repeat(drawn, group_size)
+        else:
+            prompts = rng.integers(lm.N_PROMPTS, size=batch_size)
+        batch = {k: np.asarray(v) for k, v in boss.sample_answers(theta, w, ref, prompts, rng).items()}
+        mask = batch["mask"]
+        scores = lm.score_batch(prompts, batch["tokens"])
+        if algo == "grpo":
+            adv = np.asarray(boss.grpo_advantages(scores, group_size), float)[:, None] * mask
+            if adv_on_last:
+                adv = adv * (np.arange(mask.shape[1])[None, :] == mask.sum(axis=1)[:, None] - 1)
+            batch["adv"], batch["returns"] = adv, np.zeros_like(mask)
+            more = {"algo": "grpo", "beta": beta}
+        else:
+            rewards = boss.token_rewards(scores, batch["logp"], batch["ref_logp"], mask, beta)
+            batch["adv"], batch["returns"] = (np.asarray(x) for x in boss.token_gae(rewards, batch["values"], mask,
+                                                                                     gamma, lam))
+            more = {}
+        where = (prompts[:, None], np.arange(mask.shape[1])[None, :], batch["prev"].astype(int))
+        if not monitor_after:
+            kl_ref, entropy = boss.kl_and_entropy(theta[where], ref[where], mask)
+        new_theta, new_w, new_opt, stats = boss.ppo_update(theta, w, batch, rng, opt, lr=lr, n_epochs=n_epochs,
+                                                           n_minibatches=n_minibatches, eps=eps, c_v=c_v, c_e=c_e, **more)
+        theta = np.asarray(new_theta, float)
+        if monitor_after:
+            kl_ref, entropy = boss.kl_and_entropy(theta[where], ref[where], mask)
+        w = np.asarray(new_w, float) if keep_w else w
+        opt = new_opt if keep_opt else fresh()
+        rows.append([scores.mean(), kl_ref, entropy, stats["clipfrac"], stats["approx_kl"], stats["value_loss"],
+                     update * len(prompts)])
+    return np.array(rows, float)
+
+
+def check_history_replay(boss, lm, history, expected, variants, *, what, hint):
+    """history (the student's train) against the replay; ``variants`` builds the named wrong replays, only on failure."""
+    missing = [k for k in REPLAY_KEYS if not all(k in h for h in history)]
+    check_that(not missing, what="ключи записей history: " + ", ".join(REPLAY_KEYS), got="нет " + ", ".join(missing),
+               hint="value_loss — из stats ppo_update, n_answers — сколько ответов сэмплировано с начала обучения.")
+    got = np.array([[float(h[k]) for k in REPLAY_KEYS] for h in history])
+    wrong = got.shape != expected.shape or not np.allclose(got, expected, atol=1e-8, rtol=1e-6)
+    mistakes = None
+    if wrong:
+        mistakes = {name: rows for name, rows in variants().items()}
+        per_update = expected.copy()
+        per_update[:, -1] = expected[0, -1]
+        mistakes["n_answers — ответов в этом обновлении, а не сколько сэмплировано с начала обучения"] = per_update
+    check_close(got, expected, atol=1e-8, what=what, hint=hint, mistakes=mistakes)
+
+
+@graded("train по шагам docstring: 3 обновления с β, γ, λ, lr, ε, c_v, c_e, эпохами и мини-батчами не по умолчанию "
+        "повторены вашими же функциями")
+def test_train_replay(boss, lm):
+    """train(n_updates=3, seed=7, batch_size=32, beta=0.05, gamma=0.95, lam=0.8, lr=0.03, n_epochs=2,
+    n_minibatches=2, eps=0.1, c_v=1.0, c_e=0.05) against the same steps made here with the module's own
+    sample_answers, token_rewards, token_gae, kl_and_entropy and ppo_update: every number of its history must match,
+    so what is judged is only how train wires them (arguments, the tables and Adam's state carried over, the order)."""
+    history = _history(boss, n_updates=3, seed=7, **TRAIN_REPLAY)
+    check_that(len(history) == 3, what="train(n_updates=3) — 3 записи в history", got=str(len(history)))
+    expected = train_replay(boss, lm, 3, 7, **TRAIN_REPLAY)
+
+    def variants():
+        def run(**change):
+            return train_replay(boss, lm, 3, 7, **{**TRAIN_REPLAY, **change})
+        out = {"политика стартует не с копии SFT-модели toy_lm.reference_theta(), а с нулевой таблицы": run(zero_start=True),
+               "новая таблица критика w из ppo_update отброшена: критик не учится": run(keep_w=False),
+               "состояние Adam создаётся заново в каждом обновлении (счётчик t с 0, моменты — нули), а не берётся из "
+               "ppo_update": run(keep_opt=False),
+               "kl_ref и entropy посчитаны после ppo_update, по новой политике, а не до обновления": run(monitor_after=True),
+               "β не доходит до token_rewards (β = 0)": run(beta=0.0),
+               "γ и λ не переданы в token_gae (γ = 1, λ = 0.95 по умолчанию)": run(gamma=1.0, lam=0.95)}
+        names = {"batch_size": "batch_size не используется: в батче 64 ответа",
+                 "beta": "β не доходит до token_rewards (взято 0.02)", "gamma": "γ не передан в token_gae (взято 1)",
+                 "lam": "λ не передан в token_gae (взято 0.95)"}
+        for arg, default in TRAIN_DEFAULTS.items():
+            out[names.get(arg, f"{arg} не передан в ppo_update (взято {default})")] = run(**{arg: default})
+        ppo_args = ("lr", "n_epochs", "n_minibatches", "eps", "c_v", "c_e")
+        out["ppo_update вызван без lr, n_epochs, n_minibatches, eps, c_v, c_e: взяты его значения по умолчанию"] = \
+            run(**{k: TRAIN_DEFAULTS[k] for k in ppo_args})
+        return out
+
+    check_history_replay(boss, lm, history, expected, variants,
+                         what="history по обновлениям (строки — обновления 1–3; столбцы — " + ", ".join(REPLAY_KEYS) + ")",
+                         hint="каждое обновление train — по порядку docstring: prompt_ids = rng.integers(N_PROMPTS, "
+                              "size=batch_size) → sample_answers(theta, w, ref_theta, prompt_ids, rng) → token_rewards с β → "
+                              "token_gae с γ и λ → kl_and_entropy до обновления → ppo_update(…, rng, opt, lr, n_epochs, "
+                              "n_minibatches, eps, c_v, c_e); новые theta, w и opt идут в следующее обновление.")
+
+
 @graded("Обучение PPO по умолчанию: оценка от ≤ 0.3 до ≥ 0.9, KL к референсу < 6 нат (seed {seed})")
 @pytest.mark.parametrize("seed", TRAIN_SEEDS)
 def test_train_reaches_goal(boss, seed):
@@ -730,8 +1066,8 @@ def test_train_critic_learns(boss):
     check_that(np.all(np.isfinite(losses)) and last < VALUE_LOSS_GOAL,
                what="средний value_loss за последние 5 обновлений", expected=f"< {VALUE_LOSS_GOAL}",
                got=f"{last:.4f}; по обновлениям: {np.round(losses[::5], 3).tolist()}",
-               hint="ppo_update возвращает новую таблицу критика w — передавайте её в следующий sample_answers; "
-                    "критик учится на целях R̂ = Â + V (returns из token_gae).")
+               hint="критик учится в ppo_update на целях R̂ = Â + V (returns из token_gae), а train передаёт новую "
+                    "таблицу w в следующее обновление; проверки этих шагов выше точнее.")
 
 
 @graded("KL-штраф работает: при β = 0.2 политика остаётся рядом с SFT-моделью, KL < 2.5 нат (seed {seed})")
@@ -743,8 +1079,8 @@ def test_train_strong_kl_penalty(boss, seed):
     kl = float(history[-1]["kl_ref"])
     check_that(0 <= kl < STRONG_KL_BOUND, what="KL к референсу в конце обучения с β = 0.2",
                expected=f"от 0 до {STRONG_KL_BOUND}", got=f"{kl:.3f}",
-               hint="β должен попадать в награды: r_t = −β·(log π − log π_ref); KL около 5 значит, что штрафа нет, "
-                    "больше 6 — что его знак перевёрнут.")
+               hint="β входит в награды: r_t = −β·(log π − log π_ref). Для ориентира: без штрафа KL уходит к ≈ 5, "
+                    "с перевёрнутым знаком — выше 6.")
 
 
 @graded("Обучение детерминировано для seed и зависит от него; мониторинг в разумных пределах")
@@ -823,9 +1159,27 @@ def test_grpo_policy_loss_gradient(boss):
     check_close(grad, finite_diff(oracle, logits), atol=1e-6, rtol=1e-4, what="∂L_GRPO/∂logits против конечных разностей")
 
 
-@graded("Бонус: GRPO в train(algo='grpo') обучается до ≥ 0.85 за 80 обновлений (seed {seed})", bonus=True)
+@graded("Бонус: GRPO в train(algo='grpo'): группа — ответы на один промпт, 2 обновления повторены по шагам docstring; "
+        "обучение до ≥ 0.85 за 80 обновлений (seed {seed})", bonus=True)
 @pytest.mark.parametrize("seed", TRAIN_SEEDS)
-def test_train_grpo(boss, seed):
+def test_train_grpo(boss, lm, seed):
+    replayed = _history(boss, algo="grpo", n_updates=2, seed=seed, **GRPO_REPLAY)
+    check_that(len(replayed) == 2, what="train(algo='grpo', n_updates=2) — 2 записи в history", got=str(len(replayed)))
+
+    def variants():
+        def run(**change):
+            return train_replay(boss, lm, 2, seed, algo="grpo", **{**GRPO_REPLAY, **change})
+        return {"группы собраны np.tile: в группе ответы на разные промпты, и базой служит среднее по чужим промптам":
+                    run(tile=True),
+                "преимущество GRPO досталось только последнему токену ответа, а не всем его токенам": run(adv_on_last=True),
+                "β не передан в ppo_update (взято 0.02)": run(beta=0.02)}
+
+    check_history_replay(boss, lm, replayed, train_replay(boss, lm, 2, seed, algo="grpo", **GRPO_REPLAY), variants,
+                         what="history train(algo='grpo', n_updates=2, batch_size=32, group_size=4, beta=0.05) по "
+                              "обновлениям (столбцы — " + ", ".join(REPLAY_KEYS) + ")",
+                         hint="промпты GRPO — np.repeat(rng.integers(N_PROMPTS, size=B // group_size), group_size): "
+                              "group_size подряд идущих ответов на один промпт; adv = grpo_advantages на всех токенах "
+                              "ответа, returns — нули; ppo_update(…, algo='grpo', beta=β).")
     history = _history(boss, algo="grpo", n_updates=80, seed=seed)
     last = float(np.mean([h["score"] for h in history[-5:]]))
     check_that(last >= 0.85, what="средняя оценка GRPO за последние 5 обновлений", expected="≥ 0.85", got=f"{last:.3f}")

@@ -1,0 +1,12 @@
+"""critic_loss's gradient has the wrong sign: 2·c_v·(R̂ − V)/n, so Adam moves V away from its target."""
+import numpy as np
+
+
+def critic_loss(values_pred, returns, mask, c_v=0.5):
+    mask = np.asarray(mask, dtype=float)
+    err = (np.asarray(values_pred, dtype=float) - np.asarray(returns, dtype=float)) * mask
+    n = mask.sum()
+    return float(c_v * (err ** 2).sum() / n), -2 * c_v * err / n  # ∂/∂V (V − R̂)² = 2(V − R̂)
+
+
+CAUGHT_BY = ["test_critic_loss_gradient"]

@@ -1,0 +1,14 @@
+"""kl_and_entropy averages the entropy over every position, padding included."""
+import numpy as np
+
+
+def kl_and_entropy(logits, ref_logits, mask):
+    mask = np.asarray(mask, dtype=float)
+    logp, ref_logp = log_softmax(logits), log_softmax(ref_logits)
+    probs = np.exp(logp)
+    kl = (probs * (logp - ref_logp)).sum(axis=-1)  # KL(π ‖ π_ref) в каждом состоянии
+    entropy = -(probs * logp).sum(axis=-1)
+    return float((kl * mask).sum() / mask.shape[0]), float(entropy.mean())
+
+
+CAUGHT_BY = ["test_kl_and_entropy"]

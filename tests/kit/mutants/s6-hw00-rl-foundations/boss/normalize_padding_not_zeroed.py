@@ -1,0 +1,13 @@
+"""masked_normalize takes mean and std over the real tokens but does not zero the padding afterwards."""
+import numpy as np
+
+
+def masked_normalize(x, mask, eps=1e-8):
+    x, mask = np.asarray(x, dtype=float), np.asarray(mask, dtype=float)
+    n = mask.sum()
+    mean = (x * mask).sum() / n
+    std = np.sqrt((((x - mean) * mask) ** 2).sum() / n)
+    return (x - mean) / (std + eps)
+
+
+CAUGHT_BY = ["test_masked_normalize"]

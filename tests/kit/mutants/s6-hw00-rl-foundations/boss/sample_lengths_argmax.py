@@ -1,0 +1,31 @@
+"""sample_answers computes the lengths as argmax(tokens == EOS) + 1: right when the answer has an EOS, but a
+truncated answer (no EOS) gets length 1."""
+import numpy as np
+
+
+def sample_answers(theta, w, ref_theta, prompt_ids, rng):
+    prompt = np.asarray(prompt_ids, dtype=int)
+    B, L = len(prompt), theta.shape[1]
+    rows = np.arange(B)
+    out = {name: np.zeros((B, L)) for name in ("mask", "logp", "ref_logp", "values")}
+    tokens = np.full((B, L), toy_lm.EOS)
+    prev = np.full((B, L), toy_lm.EOS)
+    alive = np.ones(B, dtype=bool)  # ответ ещё не закончился
+    prev_tok = np.full(B, toy_lm.BOS)
+    for t in range(L):
+        logp_all = log_softmax(theta[prompt, t, prev_tok])  # [B, V]
+        cdf = np.cumsum(np.exp(logp_all), axis=1)
+        a = np.minimum((rng.random(B)[:, None] > cdf).sum(axis=1), cdf.shape[1] - 1)  # обратная функция распределения
+        a = np.where(alive, a, toy_lm.EOS)
+        tokens[:, t], prev[:, t] = a, np.where(alive, prev_tok, toy_lm.EOS)
+        out["mask"][:, t] = alive
+        out["logp"][:, t] = np.where(alive, logp_all[rows, a], 0.0)
+        out["ref_logp"][:, t] = np.where(alive, log_softmax(ref_theta[prompt, t, prev_tok])[rows, a], 0.0)
+        out["values"][:, t] = np.where(alive, w[prompt, t, prev_tok], 0.0)
+        alive = alive & (a != toy_lm.EOS)
+        prev_tok = a
+    out.update(prompt=prompt.copy(), tokens=tokens, prev=prev, lengths=np.argmax(tokens == toy_lm.EOS, axis=1) + 1)
+    return out
+
+
+CAUGHT_BY = ["test_sample_answers_consistent"]

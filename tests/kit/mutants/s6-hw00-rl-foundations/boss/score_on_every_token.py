@@ -1,0 +1,14 @@
+"""The reward model's score is added to every token of the answer, not only to the last real one."""
+import numpy as np
+
+
+def token_rewards(scores, logp, ref_logp, mask, beta):
+    mask = np.asarray(mask, dtype=float)
+    logp, ref_logp = np.asarray(logp, dtype=float), np.asarray(ref_logp, dtype=float)
+    rewards = -beta * (logp - ref_logp) * mask  # KL-штраф на каждом токене
+    last = mask.sum(axis=1).astype(int) - 1  # последний настоящий токен
+    rewards += np.asarray(scores, dtype=float)[:, None] * mask  # оценка RM — в конце ответа
+    return rewards
+
+
+CAUGHT_BY = ["test_token_rewards_hand_made"]
