@@ -68,7 +68,8 @@ def test_no_solution_code_in_the_copy(copy):
             else:
                 provided.add(line.strip())
     task = (ROOT / "homework" / HW / "README.md").read_text(encoding="utf-8")  # may quote boilerplate lines
-    region_lines = {line for line in region_lines if line not in provided and line not in task}
+    provided_text = "\n".join(provided)  # a docstring may spell out a line of the protocol, as train's does
+    region_lines = {line for line in region_lines if line not in provided_text and line not in task}
     assert len(region_lines) >= 20, "too few telling solution lines: the check below would prove little"
     leaks = []
     for path in copy.rglob("*"):

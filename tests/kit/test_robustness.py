@@ -317,3 +317,42 @@ def test_a_broken_part_changes_no_other_part(tmp_path):
     assert float(b["ppo"]) == 0 and "при загрузке модуля ppo.py" in broken.stdout
     assert {p: b[p] for p in others} == {p: c[p] for p in others}, (broken.stdout, clean.stdout)
     assert clean.returncode in (0, 1) and broken.returncode == 1
+
+
+def test_a_hang_is_blamed_on_the_function_the_check_called_not_on_a_shared_helper(tmp_path):
+    """policy_iteration loops forever inside a helper that the correct policy_evaluation uses too: only the checks
+    that call policy_iteration fail, each message names it, and policy_evaluation is graded for real."""
+    folder = tmp_path / "student"
+    folder.mkdir()
+    (folder / "dp.py").write_text((ROOT / "solutions" / HW / "dp.py").read_text(encoding="utf-8") + textwrap.dedent("""
+
+        def _checked(P, R, spin=False):
+            while spin:
+                pass
+            return _validated(P, R)
+
+
+        _reference_evaluation = policy_evaluation
+
+
+        def policy_evaluation(P, R, policy, gamma, tol=1e-10):
+            _checked(P, R)
+            return _reference_evaluation(P, R, policy, gamma, tol)
+
+
+        def policy_iteration(P, R, gamma):
+            _checked(P, R, spin=True)
+    """), encoding="utf-8")
+    out = tmp_path / "r.json"
+    proc = run_check(HW, "dp", "--dir", str(folder), "--json", str(out), "--timeout", "1")
+    checks = {t["extra_data"]["check"]: t for t in json.loads(out.read_text(encoding="utf-8"))["tests"]}
+    failed = {n: t for n, t in checks.items() if t["status"] != "passed"}
+    assert failed, proc.stdout
+    for name, t in failed.items():
+        assert t["extra_data"]["kind"] in ("timeout", "hung"), (name, t["output"])
+        assert "policy_iteration" in t["output"], (name, t["output"])
+    first = next(t for t in failed.values() if t["extra_data"]["kind"] == "timeout")
+    assert "функция policy_iteration не вернула ответ" in first["output"], first["output"]
+    assert "функция _checked (dp.py, строка" in first["output"] and "вызванная из policy_iteration" in first["output"]
+    others = [n for n in checks if any(f in n for f in ("policy_evaluation", "solve_bellman", "value_iteration"))]
+    assert others and all(checks[n]["status"] == "passed" for n in others), proc.stdout
