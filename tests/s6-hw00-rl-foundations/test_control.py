@@ -214,6 +214,11 @@ def simpler_failure(control, name, behaviour=False):
     if explores_at_zero(control, name):
         return EPSILON_LOST.format(name=name)
     if behaviour:
+        env = Recorder(RandomMDP(7, max_steps=12 if name == "q_learning" else None))
+        Q, _ = _run(control, name, env, 15, alpha=0.4, gamma=0.9, epsilon=0.3, seed=7)
+        if not _close(Q, replay(env.episodes, 6, 3, 0.4, 0.9, RULES[name])):
+            return (f"сначала исправьте проверку «{name} на случайной MDP: Q совпадает с повтором записанных переходов» "
+                    "выше: обновление Q неверно уже там.")
         env = Recorder(OneStateBandit())
         _run(control, name, env, 300, alpha=0.5, gamma=0.9, epsilon=1.0, seed=23)
         actions = [ep[0][1] for ep in env.episodes if ep]
@@ -542,7 +547,8 @@ def test_episode_returns(control, envs, name):
     check_that(len(env.episodes) == 10 and max(len(ep) for ep in env.episodes) <= 25,
                what=f"{name} на обрыве с лимитом 25 шагов: эпизод кончается на truncated",
                expected="10 эпизодов, каждый не длиннее 25 шагов",
-               got=f"{len(env.episodes)} эпизодов, самый длинный {max(len(ep) for ep in env.episodes)} шагов")
+               got=f"{len(env.episodes)} эпизодов, самый длинный {max(len(ep) for ep in env.episodes)} шагов",
+               hint="эпизод кончается и на terminated, и на truncated: while not (terminated or truncated): ...")
 
 
 @graded("{name} детерминирован: тот же seed — тот же результат, другой seed — другой")

@@ -266,6 +266,14 @@ def td_small_ok(mc_td):
                       td0_variant(eps, n, alpha, gamma, v0, k)) for eps, n, alpha, gamma, v0, k in cases)
 
 
+def _theme_hint(got, mistakes, theme, formula, about_theme):
+    """The check's hint: the formula, plus the sentence about the check's theme unless the answer matches a mistake
+    of another kind (then that sentence would point away from it)."""
+    themes = (theme,) if isinstance(theme, str) else theme
+    other = any(name not in themes and _close(got, value) for name, value in mistakes.items())
+    return formula + ("." if other else about_theme)
+
+
 def check_values(got, n, what, visited=None):
     """The answer is a vector of n values; states never visited keep V = 0 (not 0/0 = NaN)."""
     arr = check_vector(got, n, what)
@@ -444,17 +452,20 @@ def test_td0_truncated_bootstraps(mc_td):
     V0 = [1.0, 2.0, 2.0]
     truncated, terminated = [[(0, 0.0, 1, False)]], [[(0, 0.0, 1, True)]]
     got = mc_td.td0_prediction(copy.deepcopy(truncated), 3, 0.5, 0.9, V0=list(V0))
+    mistakes = td_mistakes(truncated, 3, 0.5, 0.9, V0, only=["truncated", "current_state", "no_gamma", "sign", "V0"])
     check_close(got, [1.4, 2.0, 2.0], what="td0_prediction, V0 = [1, 2, 2], α = 0.5, γ = 0.9, единственный переход "
                                            "(0, 0, 1) оборван (terminated = False)",
-                hint="δ = r + γ·V(s')·(1 − terminated) − V(s): конец списка переходов ещё не конец задачи, бутстрап "
-                     "отключает только terminated = True.",
-                mistakes=td_mistakes(truncated, 3, 0.5, 0.9, V0, only=["truncated", "current_state", "no_gamma", "sign",
-                                                                       "V0"]))
+                hint=_theme_hint(got, mistakes, TD_MISTAKES["truncated"], "δ = r + γ·V(s')·(1 − terminated) − V(s)",
+                                 ": конец списка переходов ещё не конец задачи, бутстрап отключает только terminated = True."),
+                mistakes=mistakes)
     got = mc_td.td0_prediction(copy.deepcopy(terminated), 3, 0.5, 0.9, V0=list(V0))
+    mistakes = td_mistakes(terminated, 3, 0.5, 0.9, V0, only=["no_mask", "skip_terminal", "sign", "V0"])
     check_close(got, [0.5, 2.0, 2.0], what="td0_prediction, V0 = [1, 2, 2], α = 0.5, γ = 0.9, переход (0, 0, 1) в "
                                            "конечное состояние (terminated = True)",
-                hint="у конечного состояния будущего нет: цель — просто r, и V(s) += α·(r − V(s)).",
-                mistakes=td_mistakes(terminated, 3, 0.5, 0.9, V0, only=["no_mask", "skip_terminal", "sign", "V0"]))
+                hint=_theme_hint(got, mistakes, (TD_MISTAKES["no_mask"], TD_MISTAKES["skip_terminal"]),
+                                 "δ = r + γ·V(s')·(1 − terminated) − V(s), V(s) += α·δ",
+                                 ": у конечного состояния будущего нет, цель — просто r, и V(s) += α·(r − V(s))."),
+                mistakes=mistakes)
 
 
 @graded("TD(0) на случайных эпизодах (часть оборвана), n_epochs = {n_epochs}, против прохода по плоскому батчу")

@@ -268,7 +268,7 @@ def test_reinforce_step_right(policy_gradient):
     z_new = policy_gradient.reinforce_step(z, RIGHT, 2.0, 0.1)
     check_unchanged(np.zeros(2), z, name="z", function="reinforce_step")
     hint, mistakes = step_feedback(policy_gradient, z_new, [-0.1, 0.1],
-                                   "z + α·(G − b)·(e_a − π): подъём по градиенту, с плюсом.", _step_mistakes(RIGHT, 2.0, 0.1))
+                                   "z_new = z + α·(G − b)·(e_a − π).", _step_mistakes(RIGHT, 2.0, 0.1))
     check_close(z_new, [-0.1, 0.1], what="reinforce_step(z = [0, 0], a = «вправо», G = 2, α = 0.1)", hint=hint,
                 mistakes=mistakes)
     pi = as_array(policy_gradient.softmax(z_new), "softmax(z_new)")
