@@ -5,6 +5,8 @@ every transition, and an oracle written here replays them with the textbook rule
 random-number protocol passes, and the difference between max_b Q(s', b) and Q(s', a') is pinned on
 the actions the agent really took. The cliff checks are statistical: several seeds, with margins.
 """
+import functools
+
 import numpy as np
 import pytest
 
@@ -161,6 +163,53 @@ def replay(episodes, n_states, n_actions, alpha, gamma, rule, bootstrap_terminal
     return Q
 
 
+RULES = {"q_learning": "max", "sarsa": "next"}
+WRONG = {"q_learning": ("цель строится по действию, которое агент сделал дальше (это SARSA), а нужен max_b Q(s', b)", "next"),
+         "sarsa": ("цель строится по жадному действию max_b Q(s', b) (это Q-learning), а нужно Q(s', a') "
+                   "для действия a', которое агент сделает дальше", "max")}
+NAMES = {"q_learning": "Q-learning", "sarsa": "SARSA"}
+FRESH = ("a' в цели — отдельный ε-жадный выбор, а на следующем шаге агент делает другой, новый: в SARSA цель строится "
+         "по тому самому a', которое агент затем и сделает (выберите его один раз и перенесите на следующий шаг)")
+
+
+def _attempt(default, f, *args, **kwargs):
+    """A probe's call of the student's code: whatever it raises only means «not right here» (the check's own call
+    reports errors), never a new failure of the check that probes."""
+    try:
+        return f(*args, **kwargs)
+    except Exception:  # noqa: BLE001 - see the docstring
+        return default
+
+
+def probe(default):
+    """Decorate a probe: an exception in the student's code it calls gives `default`."""
+    def wrap(f):
+        @functools.wraps(f)
+        def guarded(*args, **kwargs):
+            return _attempt(default, f, *args, **kwargs)
+        return guarded
+    return wrap
+
+
+def _close(got, expected, atol=1e-6):
+    """Whether an answer equals the expected one (any shape or type mismatch: no)."""
+    try:
+        got = np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    expected = np.asarray(expected, dtype=float)
+    return got.shape == expected.shape and bool(np.allclose(got, expected, atol=atol, rtol=atol))
+
+
+def _run(control, name, env, n_episodes, **kwargs):
+    got = getattr(control, name)(env, n_episodes, **kwargs)
+    Q, returns = check_pair(got, f"{name} возвращает (Q, episode_returns)", names=("Q", "episode_returns"))
+    return Q, returns
+
+
+# ---- probes: what explains a later check's failure better (run only when a check fails) ----------
+
+
 def replay_mistakes(name, episodes, n_states, n_actions, alpha, gamma):
     """The typical mistakes' Q for these recorded episodes, named for the student (see also WRONG)."""
     rule = RULES[name]
@@ -181,6 +230,7 @@ def replay_mistakes(name, episodes, n_states, n_actions, alpha, gamma):
     return out
 
 
+@probe(False)
 def epsilon_greedy_ok(control):
     """epsilon_greedy itself is right enough to build on: greedy at ε = 0, every action at ε = 1."""
     rng = np.random.default_rng(99)
@@ -189,6 +239,7 @@ def epsilon_greedy_ok(control):
     return greedy == {1} and len(uniform) == 3 and uniform.min() >= 120
 
 
+@probe(False)
 def explores_at_zero(control, name):
     """Whether the algorithm still takes non-greedy actions when given ε = 0 (one-state bandit, 60 episodes)."""
     env = Recorder(OneStateBandit())
@@ -201,32 +252,54 @@ def explores_at_zero(control, name):
 def simpler_failure(control, name, behaviour=False):
     """The hint of a simpler check above that already fails for `name`, or None (probed only when a later check
     fails, to say what explains its failure): the update on the fork by hand, epsilon_greedy, ε = 0 honoured, and
-    with behaviour=True also the spread of actions at ε = 1 (a generator re-created every episode repeats them)."""
-    for seed in range(5):
-        env = Recorder(Fork())
-        Q, _ = _run(control, name, env, 2, alpha=0.5, gamma=0.9, epsilon=1.0, seed=seed)
-        if len(env.episodes) != 2 or not _close(Q, replay(env.episodes, 3, 2, 0.5, 0.9, RULES[name])):
-            return DEFER_FORK.format(name=name)
-    if not learns_terminal_step(control, name):
+    with behaviour=True also the replay on a random MDP and the spread of actions at ε = 1 (a generator re-created
+    every episode repeats them)."""
+    if not fork_ok(control, name) or not learns_terminal_step(control, name):
         return DEFER_FORK.format(name=name)
     if not epsilon_greedy_ok(control):
         return DEFER_GREEDY.format(name=name)
     if explores_at_zero(control, name):
         return EPSILON_LOST.format(name=name)
     if behaviour:
-        env = Recorder(RandomMDP(7, max_steps=12 if name == "q_learning" else None))
-        Q, _ = _run(control, name, env, 15, alpha=0.4, gamma=0.9, epsilon=0.3, seed=7)
-        if not _close(Q, replay(env.episodes, 6, 3, 0.4, 0.9, RULES[name])):
+        if not replay_ok(control, name):
             return (f"сначала исправьте проверку «{name} на случайной MDP: Q совпадает с повтором записанных переходов» "
                     "выше: обновление Q неверно уже там.")
-        env = Recorder(OneStateBandit())
-        _run(control, name, env, 300, alpha=0.5, gamma=0.9, epsilon=1.0, seed=23)
-        actions = [ep[0][1] for ep in env.episodes if ep]
-        if len(set(actions)) == 1:
+        spread = action_spread(control, name)
+        if spread == "same":
             return "Похоже на типичную ошибку: " + RNG_PER_EPISODE + "."
-        if min(np.bincount(actions, minlength=3)[:3]) < 60:
+        if spread == "narrow":
             return DEFER_EPSILON.format(name=name)
     return None
+
+
+@probe(False)
+def fork_ok(control, name):
+    """The fork by hand (ε = 1, five seeds) replays right."""
+    for seed in range(5):
+        env = Recorder(Fork())
+        Q, _ = _run(control, name, env, 2, alpha=0.5, gamma=0.9, epsilon=1.0, seed=seed)
+        if len(env.episodes) != 2 or not _close(Q, replay(env.episodes, 3, 2, 0.5, 0.9, RULES[name])):
+            return False
+    return True
+
+
+@probe(False)
+def replay_ok(control, name):
+    """Fifteen episodes on a random MDP replay right."""
+    env = Recorder(RandomMDP(7, max_steps=12 if name == "q_learning" else None))
+    Q, _ = _run(control, name, env, 15, alpha=0.4, gamma=0.9, epsilon=0.3, seed=7)
+    return _close(Q, replay(env.episodes, 6, 3, 0.4, 0.9, RULES[name]))
+
+
+@probe(None)
+def action_spread(control, name):
+    """At ε = 1 on the one-state bandit (300 episodes): "same" (one action every time), "narrow" or "ok"."""
+    env = Recorder(OneStateBandit())
+    _run(control, name, env, 300, alpha=0.5, gamma=0.9, epsilon=1.0, seed=23)
+    actions = [ep[0][1] for ep in env.episodes if ep]
+    if len(set(actions)) == 1:
+        return "same"
+    return "narrow" if min(np.bincount(actions, minlength=3)[:3]) < 60 else "ok"
 
 
 def _time_limit_defer(control, name):
@@ -238,6 +311,7 @@ RNG_PER_EPISODE = ("генератор создаётся заново в каж
                    "эпизодам), и все эпизоды повторяют одни и те же случайные выборы: создайте rng один раз, до цикла")
 
 
+@probe(False)
 def learns_terminal_step(control, name):
     """One episode of one terminal step on the time-limited fork (ε = 0): Q(1, b) = 0.5·r exactly."""
     env = Recorder(TimeLimitFork())
@@ -254,41 +328,17 @@ EPSILON_LOST = ("Похоже на типичную ошибку: ε, перед
                 "делает не жадные действия. Передайте свой epsilon: epsilon_greedy(Q[s], epsilon, rng), а не число из кода.")
 DEFER_GREEDY = ("сначала исправьте epsilon_greedy (проверки «ε-жадный выбор …» выше): {name} выбирает действия "
                 "через него, и его ошибка видна и здесь.")
-DEFER_EPSILON = ("сначала исправьте проверку «{name} действует ε-жадно с переданным ε» выше: при ε = 0 агент всё ещё "
-                 "исследует, а эта проверка рассчитана на жадные действия при ε = 0.")
+DEFER_EPSILON = ("сначала исправьте проверку «{name} действует ε-жадно с переданным ε» выше: частоты действий агента "
+                 "не соответствуют переданному ε.")
 DEFER_FORK = ("сначала исправьте проверку «Развилка, одно обновление вручную: {name}» выше: обновление Q неверно уже "
               "на двух эпизодах.")
-
-
-RULES = {"q_learning": "max", "sarsa": "next"}
-WRONG = {"q_learning": ("цель строится по действию, которое агент сделал дальше (это SARSA), а нужен max_b Q(s', b)", "next"),
-         "sarsa": ("цель строится по жадному действию max_b Q(s', b) (это Q-learning), а нужно Q(s', a') "
-                   "для действия a', которое агент сделает дальше", "max")}
-NAMES = {"q_learning": "Q-learning", "sarsa": "SARSA"}
-FRESH = ("a' в цели — отдельный ε-жадный выбор, а на следующем шаге агент делает другой, новый: в SARSA цель строится "
-         "по тому самому a', которое агент затем и сделает (выберите его один раз и перенесите на следующий шаг)")
-
-
-def _close(got, expected, atol=1e-6):
-    """Whether an answer equals the expected one (any shape or type mismatch: no)."""
-    try:
-        got = np.asarray(got, dtype=float)
-    except (TypeError, ValueError):
-        return False
-    expected = np.asarray(expected, dtype=float)
-    return got.shape == expected.shape and bool(np.allclose(got, expected, atol=atol, rtol=atol))
-
-
-def _run(control, name, env, n_episodes, **kwargs):
-    got = getattr(control, name)(env, n_episodes, **kwargs)
-    Q, returns = check_pair(got, f"{name} возвращает (Q, episode_returns)", names=("Q", "episode_returns"))
-    return Q, returns
 
 
 INVERTED = ("Похоже на типичную ошибку: ε и 1 − ε перепутаны — при ε = 1 ответ всегда жадный, при ε = 0 случайный. "
             "Случайное действие берут с вероятностью ε: if rng.random() < epsilon.")
 
 
+@probe(False)
 def inverted(control):
     """ε = 1 always gives the greedy action (and so ε = 0 explores): ε and 1 − ε swapped."""
     rng = np.random.default_rng(5)
