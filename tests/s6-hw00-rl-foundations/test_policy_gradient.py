@@ -4,6 +4,8 @@ The lesson's worked numbers (0.550, 0.525, 0.512) and the expected output table 
 the policy-gradient overview (seed 001) are pinned; randomized cases compare against oracles written
 differently: log π through log-sum-exp, its gradient by finite differences, the bandit as a separate loop.
 """
+import functools
+
 import numpy as np
 import pytest
 
@@ -48,6 +50,143 @@ def bandit_oracle(use_baseline, seed, steps=2000, lr=0.01):
     return probs, float(((grads - grads.mean(axis=0)) ** 2).mean(axis=0).sum())
 
 
+def bandit_trajectory(use_baseline, seed, steps=2000, lr=0.01, mistake=None):
+    """The overview's protocol, or one typical deviation from it: (π before the last update, π after it, all g_t)."""
+    rng = np.random.default_rng(seed)
+    arms = np.array([10.0, 10.5, 9.5])
+    logits, b, total, grads = np.zeros(3), 0.0, 0.0, []
+    weighted = {"always_baseline": True, "never_baseline": False}.get(mistake, use_baseline)
+    for t in range(steps):
+        probs = np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum()
+        if mistake == "noise_first":
+            noise = rng.normal(0, 1)
+            action = rng.choice(3, p=probs)
+        else:
+            action = rng.choice(3, p=probs)
+            noise = rng.normal(0, 1)
+        reward = arms[action] + noise
+        if mistake == "baseline_first":
+            b = b + 0.05 * (reward - b)
+        g = (reward - b if weighted else reward) * ((np.arange(3) == action) - probs)
+        grads.append(g)
+        logits = logits - lr * g if mistake == "descent" else logits + lr * g
+        if mistake == "mean_so_far":
+            total += reward
+            b = total / (t + 1)
+        elif mistake != "baseline_first":
+            b = b + 0.05 * (reward - b)
+    after = np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum()
+    return probs, after, np.array(grads)
+
+
+def _var(grads, **kwargs):
+    return float(np.var(grads, axis=0, **kwargs).sum())
+
+
+BANDIT_MISTAKES = {  # name for the student: (the trajectory's mistake, how π and the variance are read from it)
+    "baseline b обновлён до того, как посчитан вес r − b (b ← b + 0.05·(r − b) стоит раньше w = r − b): вес шага t "
+    "должен видеть старое b, а обновление b — последняя строка шага": ("baseline_first", "before", "early"),
+    "шум награды взят до выбора действия: порядок вызовов rng — сначала rng.choice(3, p=π), потом rng.normal(0, 1)":
+        ("noise_first", "before", "early"),
+    "baseline — простое среднее всех наград, а нужно бегущее среднее b ← b + 0.05·(r − b)":
+        ("mean_so_far", "before", "early"),
+    "use_baseline проигнорирован: baseline вычитается и без него": ("always_baseline", "before", "early"),
+    "use_baseline проигнорирован: baseline не вычитается и с ним": ("never_baseline", "before", "early"),
+    "шаг вниз по градиенту (θ − α·g_t), а нужен подъём θ + α·g_t": ("descent", "before", "early"),
+    "вернули π после последнего обновления θ, а нужна политика, по которой выбрано последнее действие":
+        (None, "after", "early"),
+    "дисперсия с ddof = 1, а нужна np.var по умолчанию (ddof = 0)": (None, "before", "ddof1"),
+    "дисперсия по всем шагам запуска, а нужна по первым 200": (None, "before", "all"),
+    "np.var без axis: одна дисперсия всех 600 чисел, а нужна дисперсия каждого рычага (axis=0) и их сумма":
+        (None, "before", "no_axis"),
+    "дисперсии рычагов усреднены, а нужна их сумма": (None, "before", "mean"),
+}
+
+
+def bandit_diagnosis(got_pi, got_var, use_baseline, seed, steps, lr, extra=()):
+    """The name of the typical mistake whose π and variance both match the answer (unrounded), or None.
+    extra: more (name, steps, lr) to try with the right protocol (for a steps or lr not passed on)."""
+    try:
+        got_pi, got_var = np.asarray(got_pi, dtype=float), float(got_var)
+    except (TypeError, ValueError):
+        return None
+    runs = {}
+    for name, (mistake, pi_at, var_of) in BANDIT_MISTAKES.items():
+        if mistake not in runs:
+            runs[mistake] = bandit_trajectory(use_baseline, seed, steps, lr, mistake)
+        before, after, grads = runs[mistake]
+        pi = after if pi_at == "after" else before
+        early = grads[:200]
+        var = {"early": _var(early), "ddof1": _var(early, ddof=1), "all": _var(grads),
+               "no_axis": float(np.var(early)), "mean": float(np.var(early, axis=0).mean())}[var_of]
+        if got_pi.shape == (3,) and np.allclose(got_pi, pi, atol=1e-6) and np.isclose(got_var, var, rtol=1e-6):
+            return name
+    for name, other_steps, other_lr in extra:
+        pi, _, grads = bandit_trajectory(use_baseline, seed, other_steps, other_lr)
+        if got_pi.shape == (3,) and np.allclose(got_pi, pi, atol=1e-6) and np.isclose(got_var, _var(grads[:200]), rtol=1e-6):
+            return name
+    return None
+
+
+def _attempt(default, f, *args, **kwargs):
+    """A probe's call of the student's code: whatever it raises only means «not right here» (the check's own call
+    reports errors), never a new failure of the check that probes."""
+    try:
+        return f(*args, **kwargs)
+    except Exception:  # noqa: BLE001 - see the docstring
+        return default
+
+
+def probe(default):
+    """Decorate a probe: an exception in the student's code it calls gives `default`."""
+    def wrap(f):
+        @functools.wraps(f)
+        def guarded(*args, **kwargs):
+            return _attempt(default, f, *args, **kwargs)
+        return guarded
+    return wrap
+
+
+def _close(got, expected, atol=1e-6):
+    """Whether an answer equals the expected one (any shape or type mismatch: no)."""
+    try:
+        got = np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    expected = np.asarray(expected, dtype=float)
+    return got.shape == expected.shape and bool(np.allclose(got, expected, atol=atol, rtol=atol))
+
+
+# A later check hints only at what it can tell apart: when a function it builds on already fails its own checks
+# above, it sends the student there first (these probes run only when the check is about to fail).
+
+DEFER_SOFTMAX = "сначала исправьте softmax (проверки «softmax …» выше): {what} строится на нём."
+DEFER_GRAD = "сначала исправьте grad_log_softmax (проверки «∇ log softmax …» выше): {what} строится на нём."
+
+
+@probe(False)
+def softmax_ok(pg):
+    z = np.array([0.3, -1.2, 2.0, 0.5])
+    return (_close(pg.softmax(np.array([-0.1, 0.1])), np.exp(log_softmax_oracle([-0.1, 0.1])))
+            and _close(pg.softmax(z), np.exp(log_softmax_oracle(z))))
+
+
+@probe(False)
+def grad_ok(pg):
+    z = np.array([0.3, -1.2, 2.0, 0.5])
+    return _close(pg.grad_log_softmax(np.zeros(2), 1), [-0.5, 0.5]) and _close(pg.grad_log_softmax(z, 2),
+                                                                               grad_log_pi_fd(z, 2), 1e-5)
+
+
+def building_blocks(pg, what):
+    """The deferral hint when softmax or grad_log_softmax is wrong, else None."""
+    if not softmax_ok(pg):
+        return DEFER_SOFTMAX.format(what=what)
+    if not grad_ok(pg):
+        return DEFER_GRAD.format(what=what)
+    return None
+
+
 # ---- softmax and its gradient -------------------------------------------------------------------
 
 
@@ -86,6 +225,11 @@ def test_softmax_large_logits(policy_gradient):
     for z, expected in cases:
         with np.errstate(all="ignore"):
             got = policy_gradient.softmax(np.array(z))
+        arr = np.asarray(got, dtype=float) if _close(np.shape(got), [len(z)]) else None
+        check_that(arr is None or bool(np.all(np.isfinite(arr))), what=f"softmax({z}): без NaN и inf",
+                   expected=str(expected), got=str(arr),
+                   hint="Похоже на типичную ошибку: exp без сдвига на максимум — exp(1000) = inf, inf/inf = NaN, а "
+                        "exp(−1000) = 0 даёт 0/0. Вычтите максимум перед exp: softmax(z) = softmax(z − max z).")
         check_close(got, expected, atol=1e-9, what=f"softmax({z})",
                     hint="вычтите максимум перед exp: softmax(z) = softmax(z − max z). Без сдвига exp(1000) = inf, "
                          "inf/inf = NaN, а exp(−1000) = 0 даёт 0/0.")
@@ -93,8 +237,10 @@ def test_softmax_large_logits(policy_gradient):
 
 @graded("∇ log softmax: пример урока [0, 1] − [0.5, 0.5] = [−0.5, 0.5]")
 def test_grad_log_softmax_lesson(policy_gradient):
-    check_close(policy_gradient.grad_log_softmax(np.zeros(2), 1), [-0.5, 0.5],
-                what="grad_log_softmax(z = [0, 0], a = 1 «вправо»)", hint="one-hot выбранного действия минус вероятности.",
+    got = policy_gradient.grad_log_softmax(np.zeros(2), 1)
+    check_close(got, [-0.5, 0.5], what="grad_log_softmax(z = [0, 0], a = 1 «вправо»)",
+                hint=("one-hot выбранного действия минус вероятности." if _close(got, [-0.5, 0.5]) or softmax_ok(policy_gradient)
+                      else DEFER_SOFTMAX.format(what="∇ log π = e_a − softmax(z)")),
                 mistakes={"знак перевёрнут: π − one-hot": [0.5, -0.5], "вернули one-hot без вычитания π": [0.0, 1.0],
                           "вернули π": [0.5, 0.5]})
 
@@ -109,9 +255,12 @@ def test_grad_log_softmax_random(policy_gradient, seed):
     before = z.copy()
     got = policy_gradient.grad_log_softmax(z, a)
     pi = np.exp(log_softmax_oracle(z))
-    check_close(got, grad_log_pi_fd(z, a), atol=1e-6, what=f"grad_log_softmax для {n} действий, a = {a}",
-                hint="∂ log π(a) / ∂z_b = [a = b] − π(b).",
-                mistakes={"знак перевёрнут: π − one-hot": pi - np.eye(n)[a], "вернули π": pi})
+    expected = grad_log_pi_fd(z, a)
+    check_close(got, expected, atol=1e-6, what=f"grad_log_softmax для {n} действий, a = {a}",
+                hint=("∂ log π(a) / ∂z_b = [a = b] − π(b)." if _close(got, expected) or softmax_ok(policy_gradient)
+                      else DEFER_SOFTMAX.format(what="∇ log π = e_a − softmax(z)")),
+                mistakes={"знак перевёрнут: π − one-hot": pi - np.eye(n)[a], "вернули π": pi,
+                          "вернули one-hot без вычитания π": np.eye(n)[a]})
     check_unchanged(before, z, name="z", function="grad_log_softmax")
 
 
@@ -128,35 +277,53 @@ def _step_mistakes(a, G, lr, b=0.0):
             "шаг без α": (G - b) * grad}
 
 
+def step_feedback(pg, got, expected, hint, mistakes):
+    """(hint, mistakes) of a reinforce_step check: a wrong softmax or gradient is named first, not the step."""
+    if _close(got, expected, 1e-5):
+        return hint, mistakes
+    defer = building_blocks(pg, "шаг REINFORCE z + α·(G − b)·∇ log π(a)")
+    return (defer, None) if defer else (hint, mistakes)
+
+
 @graded("Пример урока: z = [0, 0], «вправо», R = 2, α = 0.1 → z = [−0.1, 0.1], π(вправо) = 0.550")
 def test_reinforce_step_right(policy_gradient):
     z = np.zeros(2)
     z_new = policy_gradient.reinforce_step(z, RIGHT, 2.0, 0.1)
-    check_close(z_new, [-0.1, 0.1], what="reinforce_step(z = [0, 0], a = «вправо», G = 2, α = 0.1)",
-                hint="z + α·(G − b)·(e_a − π): подъём по градиенту, с плюсом.", mistakes=_step_mistakes(RIGHT, 2.0, 0.1))
     check_unchanged(np.zeros(2), z, name="z", function="reinforce_step")
+    hint, mistakes = step_feedback(policy_gradient, z_new, [-0.1, 0.1],
+                                   "z_new = z + α·(G − b)·(e_a − π).", _step_mistakes(RIGHT, 2.0, 0.1))
+    check_close(z_new, [-0.1, 0.1], what="reinforce_step(z = [0, 0], a = «вправо», G = 2, α = 0.1)", hint=hint,
+                mistakes=mistakes)
     pi = as_array(policy_gradient.softmax(z_new), "softmax(z_new)")
-    check_float(round(float(pi[RIGHT]), 3), 0.550, what="π(вправо) после шага, округлённая до 0.001")
+    check_float(round(float(pi[RIGHT]), 3), 0.550, what="π(вправо) после шага, округлённая до 0.001",
+                hint=None if softmax_ok(policy_gradient) else DEFER_SOFTMAX.format(what="π после шага"))
 
 
 @graded("Пример урока: «влево» с R = 1 → z = [0.05, −0.05], π(влево) = 0.525 (хотя это худшее действие)")
 def test_reinforce_step_left(policy_gradient):
     z_new = policy_gradient.reinforce_step([0.0, 0.0], LEFT, 1.0, 0.1)
-    check_close(z_new, [0.05, -0.05], what="reinforce_step(z = [0, 0], a = «влево», G = 1, α = 0.1)",
-                mistakes=_step_mistakes(LEFT, 1.0, 0.1))
+    hint, mistakes = step_feedback(policy_gradient, z_new, [0.05, -0.05], "z + α·(G − b)·(e_a − π): у «влево» "
+                                   "e_a − π = [0.5, −0.5].", _step_mistakes(LEFT, 1.0, 0.1))
+    check_close(z_new, [0.05, -0.05], what="reinforce_step(z = [0, 0], a = «влево», G = 1, α = 0.1)", hint=hint,
+                mistakes=mistakes)
     pi = as_array(policy_gradient.softmax(z_new), "softmax(z_new)")
-    check_float(round(float(pi[LEFT]), 3), 0.525, what="π(влево) после шага, округлённая до 0.001")
+    check_float(round(float(pi[LEFT]), 3), 0.525, what="π(влево) после шага, округлённая до 0.001",
+                hint=None if softmax_ok(policy_gradient) else DEFER_SOFTMAX.format(what="π после шага"))
 
 
 @graded("Пример урока с baseline b = 1.5: «вправо» (G = 2) и «влево» (G = 1) оба дают z = [−0.025, 0.025], π(вправо) = 0.512")
 @pytest.mark.parametrize("action,G", [(RIGHT, 2.0), (LEFT, 1.0)], ids=["right_G2", "left_G1"])
 def test_reinforce_step_baseline(policy_gradient, action, G):
     z_new = policy_gradient.reinforce_step(np.zeros(2), action, G, 0.1, baseline=1.5)
+    hint, mistakes = step_feedback(policy_gradient, z_new, [-0.025, 0.025],
+                                   "z + α·(G − b)·(e_a − π), вес шага G − b: у «вправо» +0.5, у «влево» −0.5.",
+                                   _step_mistakes(action, G, 0.1, 1.5))
     check_close(z_new, [-0.025, 0.025],
                 what=f"reinforce_step(z = [0, 0], a = «{'вправо' if action == RIGHT else 'влево'}», G = {G:g}, α = 0.1, b = 1.5)",
-                hint="вес шага — G − b: у «вправо» +0.5, у «влево» −0.5.", mistakes=_step_mistakes(action, G, 0.1, 1.5))
+                hint=hint, mistakes=mistakes)
     pi = as_array(policy_gradient.softmax(z_new), "softmax(z_new)")
-    check_float(round(float(pi[RIGHT]), 3), 0.512, what="π(вправо) после шага, округлённая до 0.001")
+    check_float(round(float(pi[RIGHT]), 3), 0.512, what="π(вправо) после шага, округлённая до 0.001",
+                hint=None if softmax_ok(policy_gradient) else DEFER_SOFTMAX.format(what="π после шага"))
 
 
 @graded("reinforce_step на случайных логитах: z + α·(G − b)·∇ log π(a) по конечным разностям (seed {seed})")
@@ -167,12 +334,18 @@ def test_reinforce_step_random(policy_gradient, seed):
     z = rng.normal(size=n).astype(np.float32)
     a, G, lr, b = int(rng.integers(n)), float(rng.normal(3, 2)), float(rng.uniform(0.01, 0.5)), float(rng.normal())
     before = z.copy()
+    grad = grad_log_pi_fd(z, a)
+    z64 = z.astype(float)
+    expected = z64 + lr * (G - b) * grad
     got = policy_gradient.reinforce_step(z, a, G, lr, baseline=b)
-    expected = z.astype(float) + lr * (G - b) * grad_log_pi_fd(z, a)
-    check_close(got, expected, atol=1e-5, what=f"reinforce_step: {n} действий, a = {a}, G = {G:.3f}, α = {lr:.3f}, b = {b:.3f}",
-                mistakes={"градиентный спуск вместо подъёма": z - lr * (G - b) * grad_log_pi_fd(z, a),
-                          "baseline прибавлен, а не вычтен": z + lr * (G + b) * grad_log_pi_fd(z, a)})
     check_unchanged(before, z, name="z", function="reinforce_step")
+    hint, mistakes = step_feedback(policy_gradient, got, expected, "z + α·(G − b)·∇ log π(a), ∇ log π(a) = e_a − π.",
+                                   {"градиентный спуск вместо подъёма": z64 - lr * (G - b) * grad,
+                                    "baseline прибавлен, а не вычтен": z64 + lr * (G + b) * grad,
+                                    "baseline не учтён": z64 + lr * G * grad,
+                                    "шаг без α": z64 + (G - b) * grad})
+    check_close(got, expected, atol=1e-5, what=f"reinforce_step: {n} действий, a = {a}, G = {G:.3f}, α = {lr:.3f}, b = {b:.3f}",
+                hint=hint, mistakes=mistakes)
 
 
 # ---- the three-armed bandit ---------------------------------------------------------------------
@@ -185,6 +358,23 @@ TABLE = [  # (use_baseline, seed, π rounded to 0.01, variance rounded to 0.1): 
     (True, 1, [0.06, 0.91, 0.03], 4.1),
     (True, 2, [0.05, 0.93, 0.02], 4.0),
 ]
+def bandit_feedback(pg, got_pi, got_var, use_baseline, seed, steps, lr, pi_hint, var_hint, pi_mistakes, var_mistakes,
+                    rounded=False, extra=()):
+    """(π hint, variance hint, π mistakes, variance mistakes) of a failing bandit check: a wrong softmax or gradient
+    is named first; else a typical mistake whose π and variance both match the answer unrounded names itself
+    (on whichever of the two checks fails first)."""
+    defer = building_blocks(pg, "reinforce_bandit")
+    if defer:
+        return defer, defer, None, None
+    name = bandit_diagnosis(got_pi, got_var, use_baseline, seed, steps, lr, extra=extra)
+    if name is None:
+        return pi_hint, var_hint, pi_mistakes, var_mistakes
+    pi = np.round(np.asarray(got_pi, dtype=float), 2) if rounded else got_pi
+    var = round(float(got_var), 1) if rounded else float(got_var)
+    general = "шаг: π = softmax(θ); a; r; w = r − b (или r); g = w·(e_a − π); θ ← θ + α·g; b ← b + 0.05·(r − b)."
+    return general, general, {name: pi}, {name: var}
+
+
 PI_AFTER_LAST_UPDATE = {(False, 2): [0.82, 0.14, 0.04]}  # the only row where it shows after rounding
 VAR_DDOF1 = {(False, 0): 62.0, (False, 1): 50.8, (False, 2): 64.5, (True, 2): 4.1}
 
@@ -199,17 +389,21 @@ def test_bandit_table(policy_gradient, use_baseline, seed, pi, var):
                expected="массив [3] с суммой 1", got=f"форма {got_pi.shape}, сумма {got_pi.sum():.4f}")
     protocol = ("Протокол случайности из docstring: один rng = default_rng(seed); на шаге сначала rng.choice(3, p=π), "
                 "потом rng.normal(0, 1); b обновляется после шага с темпом 0.05; pi — политика ДО последнего обновления.")
+    pi_hint, var_hint = protocol, ("np.var(g[:200], axis=0) — по каждому рычагу, ddof = 0, — и сумма по трём рычагам. "
+                                   + protocol)
+    pi_mistakes = {"вернули π после последнего обновления θ, а нужна политика, по которой выбрано последнее действие":
+                   PI_AFTER_LAST_UPDATE.get((use_baseline, seed), [np.nan] * 3)}
+    var_mistakes = {"дисперсия с ddof = 1": VAR_DDOF1.get((use_baseline, seed), np.nan)}
+    if not (_close(np.round(got_pi, 2), pi, 1e-9) and np.isclose(round(float(got_var), 1), var, rtol=0, atol=1e-9)):
+        pi_hint, var_hint, pi_mistakes, var_mistakes = bandit_feedback(
+            policy_gradient, got_pi, got_var, use_baseline, seed, 2000, 0.01, pi_hint, var_hint, pi_mistakes, var_mistakes,
+            rounded=True)
     check_close(np.round(got_pi, 2), pi, atol=1e-9, rtol=0,
                 what=f"π после 2000 шагов (округлено до 0.01), baseline={use_baseline}, seed={seed}; без округления: "
-                     + np.array2string(got_pi, precision=4),
-                hint=protocol,
-                mistakes={"вернули π после последнего обновления θ, а нужна политика, по которой выбрано "
-                          "последнее действие": PI_AFTER_LAST_UPDATE.get((use_baseline, seed), [np.nan] * 3)})
+                     + np.array2string(got_pi, precision=4), hint=pi_hint, mistakes=pi_mistakes)
     check_float(round(float(got_var), 1), var, atol=1e-9,
                 what=f"дисперсия оценки градиента на первых 200 шагах (округлено до 0.1), baseline={use_baseline}, "
-                     f"seed={seed}; без округления: {float(got_var):.4f}",
-                hint="np.var(g[:200], axis=0) — по каждому рычагу, ddof = 0, — и сумма по трём рычагам. " + protocol,
-                mistakes={"дисперсия с ddof = 1": VAR_DDOF1.get((use_baseline, seed), np.nan)})
+                     f"seed={seed}; без округления: {float(got_var):.4f}", hint=var_hint, mistakes=var_mistakes)
 
 
 @graded("Бандит на других seed против независимой реализации того же протокола (seed {seed})")
@@ -220,9 +414,35 @@ def test_bandit_oracle(policy_gradient, seed):
         pi, var = check_pair(policy_gradient.reinforce_bandit(use_baseline, seed, steps=steps, lr=lr), "reinforce_bandit",
                              names=("pi", "grad_var"))
         exp_pi, exp_var = bandit_oracle(use_baseline, seed, steps=steps, lr=lr)
+        pi_hint = var_hint = "протокол случайности и шаги — как в docstring."
+        pi_mistakes = var_mistakes = None
+        if not (_close(pi, exp_pi) and np.isclose(float(var), exp_var, rtol=1e-6, atol=1e-6)):
+            pi_hint, var_hint, pi_mistakes, var_mistakes = bandit_feedback(
+                policy_gradient, pi, var, use_baseline, seed, steps, lr, pi_hint, var_hint, None, None,
+                extra=[("steps не передан дальше: запуск на 2000 шагов по умолчанию", 2000, lr),
+                       ("lr не передан дальше: шаг обучения 0.01 по умолчанию", steps, 0.01),
+                       ("steps и lr не переданы дальше: запуск по умолчанию (2000 шагов, lr = 0.01)", 2000, 0.01)])
         check_close(pi, exp_pi, atol=1e-6, what=f"π: baseline={use_baseline}, seed={seed}, steps={steps}, lr={lr}",
-                    hint="steps и lr передаются аргументами; протокол случайности — как в docstring.")
-        check_float(var, exp_var, rtol=1e-6, what=f"дисперсия градиента: baseline={use_baseline}, seed={seed}")
+                    hint=pi_hint, mistakes=pi_mistakes)
+        check_float(var, exp_var, rtol=1e-6, what=f"дисперсия градиента: baseline={use_baseline}, seed={seed}",
+                    hint=var_hint, mistakes=var_mistakes)
+
+
+@probe(None)
+def bandit_exact_fails(pg):
+    """For the bandit's statistical checks: the hint of an exact check above that already fails, or None."""
+    defer = building_blocks(pg, "reinforce_bandit")
+    if defer:
+        return defer
+    for use_baseline in (False, True):
+        pi, var = pg.reinforce_bandit(use_baseline, 5, steps=300, lr=0.02)
+        exp_pi, exp_var = bandit_oracle(use_baseline, 5, steps=300, lr=0.02)
+        if not (_close(pi, exp_pi) and _close(var, exp_var)):
+            name = bandit_diagnosis(pi, var, use_baseline, 5, 300, 0.02)
+            return ("Похоже на типичную ошибку: " + name + "." if name else
+                    "сначала исправьте проверки «Трёхрукий бандит …» и «Бандит на других seed …» выше: ответ неверен "
+                    "уже там, а эта проверка видит ту же ошибку в статистике.")
+    return None
 
 
 @graded("Baseline снижает дисперсию градиента в начале обучения на порядок (8 seed, в среднем ≥ 10 раз)")
@@ -235,7 +455,8 @@ def test_bandit_variance_reduction(policy_gradient):
     check_that(ratio >= 10, what="средняя дисперсия без baseline / с baseline, seed 10–17, первые 200 шагов",
                expected="не меньше 10 (в обзоре — примерно 15)",
                got=f"{ratio:.1f} (без baseline {np.mean(without):.1f}, с baseline {np.mean(with_b):.1f})",
-               hint="вес с baseline — r − b, где b — бегущее среднее награды (b ← b + 0.05·(r − b)), вычитается.")
+               hint=(None if ratio >= 10 else bandit_exact_fails(policy_gradient)) or
+               "вес с baseline — r − b, где b — бегущее среднее награды (b ← b + 0.05·(r − b)), вычитается.")
 
 
 @graded("С baseline REINFORCE находит лучший рычаг: π(рычаг 2) > 0.7 на каждом из 8 seed")
@@ -245,5 +466,6 @@ def test_bandit_baseline_finds_best_arm(policy_gradient):
         pi = as_array(pi, "pi")
         check_that(pi[1] > 0.7, what=f"π после 2000 шагов с baseline, seed = {seed}",
                    expected="вероятность лучшего (второго, a = 1) рычага больше 0.7", got=np.array2string(pi, precision=3),
-                   hint="с baseline лучший рычаг получает положительный вес r − b, остальные — отрицательный; "
-                        "проверьте знак шага (подъём) и что b вычитается.")
+                   hint=(None if pi[1] > 0.7 else bandit_exact_fails(policy_gradient)) or
+                   "с baseline лучший рычаг получает положительный вес r − b, остальные — отрицательный; "
+                   "проверьте знак шага (подъём) и что b вычитается.")

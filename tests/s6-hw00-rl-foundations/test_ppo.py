@@ -4,6 +4,8 @@ Every worked number of the lesson is pinned; randomized cases compare against or
 differently from the reference (GAE as the explicit sum Σ(γλ)^l δ_{t+l} and as the λ-mixture of
 n-step estimates, the clip as Spinning Up's g(ε, A) form), so that returning the lesson's numbers fails.
 """
+import functools
+
 import numpy as np
 import pytest
 
@@ -70,8 +72,143 @@ def gae_mistakes(delta, gamma, lam):
         "рекурсия идёт с начала траектории, а нужно с конца (reversed)": forward,
         "в рекурсии только λ, без γ": gae_explicit_sum(delta, 1.0, lam),
         "в рекурсии только γ, без λ": gae_explicit_sum(delta, gamma, 1.0),
-        "вернули сами TD-ошибки δ без накопления": delta,
+        "вернули сами TD-ошибки δ без накопления (в рекурсии Â_t вместо Â_{t+1}?)": delta,
     }
+
+
+def td_mistakes(rewards, values, last_value, gamma):
+    """What typical wrong td_errors return for these arguments."""
+    r, v = np.asarray(rewards, float), np.asarray(values, float)
+    nxt = np.append(v[1:], last_value)
+    return {"γ не умножен на V(s_{t+1})": r + nxt - v,
+            "знак перевёрнут: V(s_t) − r_t − γV(s_{t+1})": v - r - gamma * nxt,
+            "следующая ценность взята со сдвигом не в ту сторону (V(s_{t−1}) вместо V(s_{t+1}))":
+                r + gamma * np.append(last_value, v[:-1]) - v,
+            "last_value проигнорирован: после последнего шага всегда 0": r + gamma * np.append(v[1:], 0.0) - v}
+
+
+def _attempt(default, f, *args, **kwargs):
+    """A probe's call of the student's code: whatever it raises only means «not right here» (the check's own call
+    reports errors), never a new failure of the check that probes."""
+    try:
+        return f(*args, **kwargs)
+    except Exception:  # noqa: BLE001 - see the docstring
+        return default
+
+
+def probe(default):
+    """Decorate a probe: an exception in the student's code it calls gives `default`."""
+    def wrap(f):
+        @functools.wraps(f)
+        def guarded(*args, **kwargs):
+            return _attempt(default, f, *args, **kwargs)
+        return guarded
+    return wrap
+
+
+def distinct(mistakes, atol=1e-6):
+    """Only the mistakes this check can tell apart: two that give the same answer here are both left unnamed."""
+    items = [(name, np.asarray(value, dtype=float)) for name, value in mistakes.items()]
+    return {name: value for name, value in items
+            if not any(other is not value and other.shape == value.shape and np.allclose(other, value, atol=atol, rtol=atol)
+                       for _, other in items)}
+
+
+def _close(got, expected, atol=1e-6):
+    """Whether an answer equals the expected one (any shape or type mismatch: no)."""
+    try:
+        got = np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    expected = np.asarray(expected, dtype=float)
+    return got.shape == expected.shape and bool(np.allclose(got, expected, atol=atol, rtol=atol))
+
+
+# A later check hints only at what it can tell apart: when a function it builds on already fails its own checks
+# above, it sends the student there first (these probes run only when the check is about to fail).
+
+DEFER_TD = ("сначала исправьте td_errors (проверки «Робот-курьер: TD-ошибки …» выше): GAE накапливает δ_t, и с неверными "
+            "δ неверно и Â.")
+DEFER_CLIP = ("сначала исправьте ppo_clip_objective (проверки «Пять случаев клиппинга …» выше): {what} строится на "
+              "клиппированной цели.")
+
+
+@probe(False)
+def td_ok(ppo):
+    return (_close(ppo.td_errors(COURIER_R, COURIER_V, 0.0, GAMMA), [0.35, -0.6, 1.0])
+            and _close(ppo.td_errors(COURIER_R, COURIER_V, 3.0, GAMMA), [0.35, -0.6, 3.7]))
+
+
+def gae_feedback(ppo, got, expected, hint, mistakes):
+    """(hint, mistakes) of a failing GAE check: wrong td_errors are named first."""
+    if _close(got, expected) or td_ok(ppo):
+        return hint, mistakes
+    return DEFER_TD, None
+
+
+@probe(False)
+def clip_ok(ppo):
+    ratio, adv = [c[1] for c in FIVE_CASES], [c[0] for c in FIVE_CASES]
+    return all(_close(ppo.ppo_clip_objective(np.log([c[1]]), np.zeros(1), [c[0]]), c[2]) for c in FIVE_CASES) and \
+        _close(ppo.ppo_clip_objective(np.log(ratio), np.zeros(5), adv), 0.1)
+
+
+@probe(None)
+def clip_single_diagnosis(ppo):
+    """The mistake of the clipped objective that explains the answer on every single-action case of the lesson and
+    of Spinning Up (on one case several mistakes coincide, e.g. max instead of min and no clipping), or None."""
+    cases = [(c[0], c[1]) for c in FIVE_CASES] + [(a, r) for a, r, _ in SPINNING_UP]
+    got = [ppo.ppo_clip_objective(*_logp(ratio), [adv]) for adv, ratio in cases]
+    per_case = [clip_mistakes(*_logp(ratio), [adv], unique=False) for adv, ratio in cases]
+    for name in per_case[0]:
+        if all(_close(g, m[name]) for g, m in zip(got, per_case)):
+            return name
+    return None
+
+
+def clip_case_feedback(ppo, got, value, hint, mistakes):
+    """(hint, mistakes) of a failing single-action clip check: a mistake consistent with all such cases is named."""
+    if _close(got, value):
+        return hint, mistakes
+    name = clip_single_diagnosis(ppo)
+    return hint, ({name: got} if name else None)
+
+
+def clip_mistakes(logp_new, logp_old, adv, eps=0.2, unique=True):
+    """What typical wrong clipped objectives return for these arguments (all as the batch mean)."""
+    new, old, adv = (np.asarray(x, float) for x in (logp_new, logp_old, adv))
+    ratio = np.exp(new - old)
+    clip = np.clip(ratio, 1 - eps, 1 + eps)
+    out = {"max вместо min": np.mean(np.maximum(ratio * adv, clip * adv)),
+           "только клиппированная ветка clip(ρ)·Â": np.mean(clip * adv),
+           "без клиппинга: ρ·Â": np.mean(ratio * adv),
+           "ρ = logp_new − logp_old без exp": np.mean(np.minimum((new - old) * adv,
+                                                                 np.clip(new - old, 1 - eps, 1 + eps) * adv)),
+           "ρ перевёрнуто: exp(logp_old − logp_new), а нужно π_new / π_old = exp(logp_new − logp_old)":
+               np.mean(np.minimum(adv / ratio, np.clip(1 / ratio, 1 - eps, 1 + eps) * adv)),
+           "клиппировано произведение ρ·Â, а нужно само ρ: min(ρ·Â, clip(ρ, 1−ε, 1+ε)·Â)":
+               np.mean(np.minimum(ratio * adv, np.clip(ratio * adv, 1 - eps, 1 + eps))),
+           "сумма вместо среднего": np.sum(np.minimum(ratio * adv, clip * adv))}
+    if eps != 0.2:
+        out["eps не используется: посчитано при ε = 0.2"] = np.mean(np.minimum(
+            ratio * adv, np.clip(ratio, 0.8, 1.2) * adv))
+    return distinct(out) if unique else out
+
+
+def returns_feedback(ppo, adv, ret, rewards, values, last_value, gamma, lam):
+    """(hint, mistakes) of a returns check: when the advantages are already wrong, their mistake is named
+    (as the returns it gives, Â + V); else the returns' own mistakes."""
+    values = np.asarray(values, float)
+    delta = deltas_oracle(rewards, values, last_value, gamma)
+    right = gae_explicit_sum(delta, gamma, lam)
+    if _close(ret, right + values) or _close(adv, right):
+        return "returns = advantages + values.", {"вернули advantages вместо returns": right,
+                                                  "returns = advantages − values": right - values}
+    if not td_ok(ppo):
+        return DEFER_TD, None
+    return ("сначала исправьте advantages (проверки «Робот-курьер: преимущества GAE …» выше): returns = advantages + "
+            "values, и с неверными Â неверны и R̂."), {name: wrong + values for name, wrong in
+                                                      gae_mistakes(delta, gamma, lam).items()}
 
 
 # ---- TD errors and GAE: the courier robot --------------------------------------------------
@@ -82,17 +219,15 @@ def test_td_errors_courier(ppo):
     got = ppo.td_errors(COURIER_R, COURIER_V, 0.0, GAMMA)
     check_close(got, [0.35, -0.6, 1.0], what="td_errors для робота-курьера (r = [1, 0, 2], V = [2, 1.5, 1], γ = 0.9)",
                 hint="δ_t = r_t + γ·V(s_{t+1}) − V(s_t); следующие ценности — values[1:] и last_value.",
-                mistakes={"γ не умножен на V(s_{t+1})": [0.5, -0.5, 1.0],
-                          "знак перевёрнут: V(s_t) − r_t − γV(s_{t+1})": [-0.35, 0.6, -1.0],
-                          "следующая ценность взята со сдвигом не в ту сторону": [1 + 0.9 * 0 - 2, 0 + 0.9 * 2 - 1.5,
-                                                                                   2 + 0.9 * 1.5 - 1]})
+                mistakes=td_mistakes(COURIER_R, COURIER_V, 0.0, GAMMA))
 
 
 @graded("Робот-курьер: last_value после оборванного эпизода входит в δ последнего шага")
 def test_td_errors_last_value(ppo):
     got = ppo.td_errors(COURIER_R, COURIER_V, 3.0, GAMMA)
     check_close(got, [0.35, -0.6, 1.0 + 0.9 * 3.0], what="td_errors(r, V, last_value=3, γ=0.9)",
-                hint="V(s_T) = last_value: для последнего шага δ_{T−1} = r_{T−1} + γ·last_value − V(s_{T−1}).")
+                hint="V(s_T) = last_value: для последнего шага δ_{T−1} = r_{T−1} + γ·last_value − V(s_{T−1}).",
+                mistakes=td_mistakes(COURIER_R, COURIER_V, 3.0, GAMMA))
 
 
 COURIER_TABLE = {0.0: [0.35, -0.6, 1.0], 0.5: [0.2825, -0.15, 1.0], 0.95: [0.568025, 0.255, 1.0], 1.0: [0.62, 0.3, 1.0]}
@@ -102,25 +237,26 @@ COURIER_TABLE = {0.0: [0.35, -0.6, 1.0], 0.5: [0.2825, -0.15, 1.0], 0.95: [0.568
 @pytest.mark.parametrize("lam", list(COURIER_TABLE), ids=[f"lam{x}" for x in COURIER_TABLE])
 def test_gae_courier(ppo, lam):
     adv, _ = check_pair(ppo.gae(COURIER_R, COURIER_V, 0.0, GAMMA, lam), "gae возвращает (advantages, returns)")
-    check_close(adv, COURIER_TABLE[lam], what=f"gae для робота-курьера, γ = 0.9, λ = {lam}: advantages",
-                hint="Â_t = δ_t + γλ·Â_{t+1}, проход с конца траектории, Â_T = 0.",
-                mistakes=gae_mistakes([0.35, -0.6, 1.0], GAMMA, lam))
+    hint, mistakes = gae_feedback(ppo, adv, COURIER_TABLE[lam], "Â_t = δ_t + γλ·Â_{t+1}, проход с конца траектории, Â_T = 0.",
+                                  gae_mistakes([0.35, -0.6, 1.0], GAMMA, lam))
+    check_close(adv, COURIER_TABLE[lam], what=f"gae для робота-курьера, γ = 0.9, λ = {lam}: advantages", hint=hint,
+                mistakes=mistakes)
 
 
 @graded("Робот-курьер: цели критика R̂ = Â + V; при λ = 1 это отдачи G = [2.62, 1.8, 2]")
 def test_gae_returns_courier(ppo):
     adv, ret = check_pair(ppo.gae(COURIER_R, COURIER_V, 0.0, GAMMA, 1.0), "gae возвращает (advantages, returns)")
+    hint, mistakes = returns_feedback(ppo, adv, ret, COURIER_R, COURIER_V, 0.0, GAMMA, 1.0)
     check_close(ret, [2.62, 1.8, 2.0], what="returns из gae при λ = 1 (должны совпасть с отдачами G_t)",
-                hint="returns = advantages + values.",
-                mistakes={"вернули advantages вместо returns": [0.62, 0.3, 1.0],
-                          "returns = advantages − values": [0.62 - 2, 0.3 - 1.5, 1.0 - 1.0]})
+                hint=hint, mistakes=mistakes)
     check_close(adv, np.array([2.62, 1.8, 2.0]) - COURIER_V, what="при λ = 1 advantages = G_t − V(s_t)")
 
 
 @graded("Робот-курьер: returns = Â + V при λ = 0.5")
 def test_gae_returns_lam05(ppo):
-    _, ret = check_pair(ppo.gae(COURIER_R, COURIER_V, 0.0, GAMMA, 0.5), "gae возвращает (advantages, returns)")
-    check_close(ret, [2.2825, 1.35, 2.0], what="returns из gae при λ = 0.5", hint="returns = advantages + values.")
+    adv, ret = check_pair(ppo.gae(COURIER_R, COURIER_V, 0.0, GAMMA, 0.5), "gae возвращает (advantages, returns)")
+    hint, mistakes = returns_feedback(ppo, adv, ret, COURIER_R, COURIER_V, 0.0, GAMMA, 0.5)
+    check_close(ret, [2.2825, 1.35, 2.0], what="returns из gae при λ = 0.5", hint=hint, mistakes=mistakes)
 
 
 @graded("n-шаговая оценка: Â_0^(2) = r_0 + γr_1 + γ²V(s_2) − V(s_0) = δ_0 + γδ_1 = −0.19")
@@ -128,8 +264,13 @@ def test_n_step_identity(ppo):
     direct = n_step_advantage(COURIER_R, COURIER_V, 0.0, GAMMA, t=0, n=2)
     check_float(direct, -0.19, what="оракул теста: двухшаговая оценка из наград и V")  # guards the oracle itself
     delta = np.asarray(ppo.td_errors(COURIER_R, COURIER_V, 0.0, GAMMA), dtype=float)
-    check_float(delta[0] + GAMMA * delta[1], -0.19, what="δ_0 + γ·δ_1 из ваших td_errors",
-                hint="промежуточные V сокращаются: сумма первых n TD-ошибок равна n-шаговой оценке.")
+    got = delta[0] + GAMMA * delta[1]
+    ok = _close(got, -0.19) or td_ok(ppo)
+    check_float(got, -0.19, what="δ_0 + γ·δ_1 из ваших td_errors",
+                hint="промежуточные V сокращаются: сумма первых n TD-ошибок равна n-шаговой оценке." if ok else
+                "сначала исправьте td_errors (проверки «Робот-курьер: TD-ошибки …» выше): здесь складываются те же δ.",
+                mistakes={name: wrong[0] + GAMMA * wrong[1]
+                          for name, wrong in td_mistakes(COURIER_R, COURIER_V, 0.0, GAMMA).items()})
 
 
 @graded("Смесь n-шаговых оценок: 0.5·Â(1) + 0.25·Â(2) + 0.25·Â(3) = 0.2825 = GAE при λ = 0.5")
@@ -137,8 +278,9 @@ def test_lambda_mixture_courier(ppo):
     mixture = gae_lambda_mixture(COURIER_R, COURIER_V, 0.0, GAMMA, 0.5)
     check_float(mixture[0], 0.2825, what="оракул теста: λ-смесь n-шаговых оценок")  # guards the oracle itself
     adv, _ = check_pair(ppo.gae(COURIER_R, COURIER_V, 0.0, GAMMA, 0.5), "gae возвращает (advantages, returns)")
-    check_close(adv, mixture, what="gae при λ = 0.5 против λ-смеси n-шаговых оценок",
-                hint="GAE — взвешенное среднее n-шаговых оценок с весами (1−λ)λ^{n−1}.")
+    hint, mistakes = gae_feedback(ppo, adv, mixture, "GAE — взвешенное среднее n-шаговых оценок с весами (1−λ)λ^{n−1}.",
+                                  gae_mistakes([0.35, -0.6, 1.0], GAMMA, 0.5))
+    check_close(adv, mixture, what="gae при λ = 0.5 против λ-смеси n-шаговых оценок", hint=hint, mistakes=mistakes)
 
 
 @graded("Вопрос 2 из «Проверь себя»: δ = [0.1, 0.3, 0.1], γ = 1, λ = 0.5 → Â_0 = 0.275")
@@ -147,8 +289,9 @@ def test_quiz_question_2(ppo):
     delta = np.array([0.1, 0.3, 0.1])
     rewards = delta - np.append(values[1:], 0.0) + values  # такие награды, что δ_t = r_t + V(s_{t+1}) − V(s_t)
     adv, _ = check_pair(ppo.gae(rewards, values, 0.0, 1.0, 0.5), "gae возвращает (advantages, returns)")
-    check_close(adv, [0.275, 0.35, 0.1], what="gae для вопроса 2 (γ = 1, λ = 0.5)",
-                mistakes=gae_mistakes(delta, 1.0, 0.5))
+    hint, mistakes = gae_feedback(ppo, adv, [0.275, 0.35, 0.1], "Â_t = δ_t + γλ·Â_{t+1}: Â_2 = 0.1, Â_1 = 0.3 + 0.5·0.1, "
+                                  "Â_0 = 0.1 + 0.5·0.35.", gae_mistakes(delta, 1.0, 0.5))
+    check_close(adv, [0.275, 0.35, 0.1], what="gae для вопроса 2 (γ = 1, λ = 0.5)", hint=hint, mistakes=mistakes)
 
 
 @graded("GAE на случайных траекториях против явной суммы Σ(γλ)^l δ_{t+l} (seed {seed})")
@@ -159,13 +302,18 @@ def test_gae_random(ppo, seed):
     rewards, values = rng.normal(size=T), rng.normal(size=T)
     last_value, gamma, lam = float(rng.normal()), float(rng.uniform(0.8, 1.0)), float(rng.uniform(0.0, 1.0))
     delta = deltas_oracle(rewards, values, last_value, gamma)
-    check_close(ppo.td_errors(rewards, values, last_value, gamma), delta, what=f"td_errors, T = {T}")
+    check_close(ppo.td_errors(rewards, values, last_value, gamma), delta, what=f"td_errors, T = {T}",
+                hint="δ_t = r_t + γ·V(s_{t+1}) − V(s_t); следующие ценности — values[1:] и last_value.",
+                mistakes=td_mistakes(rewards, values, last_value, gamma))
     adv, ret = check_pair(ppo.gae(rewards, values, last_value, gamma, lam), "gae возвращает (advantages, returns)")
     expected = gae_explicit_sum(delta, gamma, lam)
-    check_close(adv, expected, what=f"gae, T = {T}, γ = {gamma:.3f}, λ = {lam:.3f}: advantages",
-                mistakes=gae_mistakes(delta, gamma, lam))
+    hint, mistakes = gae_feedback(ppo, adv, expected, "Â_t = δ_t + γλ·Â_{t+1}, проход с конца траектории, Â_T = 0.",
+                                  gae_mistakes(delta, gamma, lam))
+    check_close(adv, expected, what=f"gae, T = {T}, γ = {gamma:.3f}, λ = {lam:.3f}: advantages", hint=hint,
+                mistakes=mistakes)
     check_close(adv, gae_lambda_mixture(rewards, values, last_value, gamma, lam), what="gae против λ-смеси n-шаговых оценок")
-    check_close(ret, expected + values, what="gae: returns = advantages + values")
+    hint, mistakes = returns_feedback(ppo, adv, ret, rewards, values, last_value, gamma, lam)
+    check_close(ret, expected + values, what="gae: returns = advantages + values", hint=hint, mistakes=mistakes)
 
 
 @graded("GAE принимает списки и float32, не меняет входы")
@@ -173,15 +321,33 @@ def test_gae_types_and_inputs(ppo):
     rng = np.random.default_rng(7)
     rewards, values = rng.normal(size=12).astype(np.float32), rng.normal(size=12).astype(np.float32)
     r_copy, v_copy = rewards.copy(), values.copy()
-    expected = gae_explicit_sum(deltas_oracle(rewards, values, 0.5, 0.99), 0.99, 0.95)
+    delta = deltas_oracle(rewards, values, 0.5, 0.99)
+    expected = gae_explicit_sum(delta, 0.99, 0.95)
+    # The hints about types speak only when the float64 answer is right; otherwise the mistake is elsewhere.
+    feedback = []
+
+    def hint_for(got, text):
+        if _close(got, expected, 1e-4):
+            return text, None
+        if not feedback:
+            adv64 = _attempt(None, lambda: ppo.gae(rewards.astype(float), values.astype(float), 0.5, 0.99, 0.95)[0])
+            feedback.append(_close(adv64, expected, 1e-4))
+        if feedback[0]:
+            return text, None
+        hint, mistakes = gae_feedback(ppo, got, expected, "сначала исправьте проверки GAE выше: и на массивах float64 "
+                                      "ответ неверен, так что дело не в типах входов.", gae_mistakes(delta, 0.99, 0.95))
+        return hint, mistakes
+
     adv, _ = check_pair(ppo.gae(rewards, values, np.float32(0.5), 0.99, 0.95), "gae на float32")
-    check_close(adv, expected, what="gae на массивах float32", atol=1e-4, rtol=1e-4,
-                hint="приводите входы к числам: np.asarray(x, dtype=float); last_value может быть np.float32.")
     check_unchanged(r_copy, rewards, name="rewards", function="gae")
     check_unchanged(v_copy, values, name="values", function="gae")
+    hint, mistakes = hint_for(adv, "на float64 ответ верен, а на float32 — нет: приводите входы к числам "
+                                   "np.asarray(x, dtype=float); last_value может быть np.float32.")
+    check_close(adv, expected, what="gae на массивах float32", atol=1e-4, rtol=1e-4, hint=hint, mistakes=mistakes)
     adv, _ = check_pair(ppo.gae(rewards.tolist(), values.tolist(), 0.5, 0.99, 0.95), "gae на списках")
-    check_close(adv, expected, what="gae на обычных списках Python", atol=1e-4, rtol=1e-4,
-                hint="список нельзя сдвигать и умножать как массив: сначала np.asarray(rewards, dtype=float).")
+    hint, mistakes = hint_for(adv, "на массивах ответ верен, а на списках — нет: список нельзя сдвигать и умножать как "
+                                   "массив, сначала np.asarray(rewards, dtype=float).")
+    check_close(adv, expected, what="gae на обычных списках Python", atol=1e-4, rtol=1e-4, hint=hint, mistakes=mistakes)
 
 
 # ---- the clipped objective ----------------------------------------------------------------
@@ -204,22 +370,24 @@ def _logp(ratio):
                          ids=[f"A{c[0]:+g}_rho{c[1]}" for c in FIVE_CASES])
 def test_clip_five_cases(ppo, adv, ratio, value):
     new, old = _logp(ratio)
-    check_float(ppo.ppo_clip_objective(new, old, [adv]), value,
-                what=f"ppo_clip_objective для одного действия: Â = {adv:+g}, ρ = {ratio}, ε = 0.2",
-                hint="min(ρ·Â, clip(ρ, 1−ε, 1+ε)·Â); ρ = exp(logp_new − logp_old).",
-                mistakes={"max вместо min": max(ratio * adv, np.clip(ratio, 0.8, 1.2) * adv),
-                          "только клиппированная ветка clip(ρ)·Â": np.clip(ratio, 0.8, 1.2) * adv,
-                          "ρ = logp_new − logp_old без exp": min(np.log(ratio) * adv, np.clip(np.log(ratio), 0.8, 1.2) * adv)})
+    got = ppo.ppo_clip_objective(new, old, [adv])
+    hint, mistakes = clip_case_feedback(ppo, got, value, "min(ρ·Â, clip(ρ, 1−ε, 1+ε)·Â); ρ = exp(logp_new − logp_old).",
+                                        clip_mistakes(new, old, [adv]))
+    check_float(got, value, what=f"ppo_clip_objective для одного действия: Â = {adv:+g}, ρ = {ratio}, ε = 0.2",
+                hint=hint, mistakes=mistakes)
 
 
 @graded("Пять случаев клиппинга вместе: среднее ≈ 0.1 (пример из практики урока)")
 def test_clip_five_cases_mean(ppo):
     ratio = [c[1] for c in FIVE_CASES]
     adv = [c[0] for c in FIVE_CASES]
-    check_float(ppo.ppo_clip_objective(np.log(ratio), np.zeros(5), adv), 0.1,
-                what="ppo_clip_objective(log[1.1, 1.5, 0.5, 0.7, 1.5], 0, [1, 1, 1, −1, −1])",
-                hint="цель — среднее (mean) по батчу, одно число.",
-                mistakes={"сумма вместо среднего": 0.5, "max вместо min": (1.1 + 1.5 + 0.8 - 0.7 - 1.2) / 5})
+    got = ppo.ppo_clip_objective(np.log(ratio), np.zeros(5), adv)
+    mistakes = clip_mistakes(np.log(ratio), np.zeros(5), adv)
+    hint = "цель — среднее (mean) по батчу, одно число."
+    if not _close(got, 0.1) and not _close(got, 0.5):  # 0.5: the sum instead of the mean
+        hint = "mean(min(ρ·Â, clip(ρ, 1−ε, 1+ε)·Â)) по пяти действиям."
+    check_float(got, 0.1, what="ppo_clip_objective(log[1.1, 1.5, 0.5, 0.7, 1.5], 0, [1, 1, 1, −1, −1])",
+                hint=hint, mistakes=mistakes)
 
 
 SPINNING_UP = [(2.0, 1.5, 2.4), (-1.0, 0.5, -0.8), (2.0, 0.9, 1.8)]
@@ -229,11 +397,10 @@ SPINNING_UP = [(2.0, 1.5, 2.4), (-1.0, 0.5, -0.8), (2.0, 0.9, 1.8)]
 @pytest.mark.parametrize("adv,ratio,value", SPINNING_UP, ids=[f"A{a:+g}_rho{r}" for a, r, _ in SPINNING_UP])
 def test_clip_spinning_up(ppo, adv, ratio, value):
     new, old = _logp(ratio)
-    check_float(ppo.ppo_clip_objective(new, old, [adv]), value,
-                what=f"ppo_clip_objective: Â = {adv:+g}, ρ = {ratio}, ε = 0.2",
-                hint="min(ρ·Â, clip(ρ, 1−ε, 1+ε)·Â): при Â > 0 выгода ограничена (1+ε)·Â, при Â < 0 — (1−ε)·Â.",
-                mistakes={"max вместо min": max(ratio * adv, np.clip(ratio, 0.8, 1.2) * adv),
-                          "без клиппинга: ρ·Â": ratio * adv})
+    got = ppo.ppo_clip_objective(new, old, [adv])
+    hint, mistakes = clip_case_feedback(ppo, got, value, "min(ρ·Â, clip(ρ, 1−ε, 1+ε)·Â): при Â > 0 выгода ограничена "
+                                        "(1+ε)·Â, при Â < 0 — (1−ε)·Â.", clip_mistakes(new, old, [adv]))
+    check_float(got, value, what=f"ppo_clip_objective: Â = {adv:+g}, ρ = {ratio}, ε = 0.2", hint=hint, mistakes=mistakes)
 
 
 @graded("В клиппированной области градиент цели по log π равен нулю, в остальных — ρ·Â (конечные разности)")
@@ -253,9 +420,12 @@ def test_clip_gradient(ppo):
         check_that(f_up is not None and f_down is not None, what="ppo_clip_objective возвращает число",
                    got="None", hint="функция ничего не вернула — допишите return.")
         grad[i] = 5 * (float(f_up) - float(f_down)) / (2 * h)  # ×5: цель — среднее по пяти действиям
+    hint = ("градиент есть, только когда min выбирает ветку ρ·Â; когда выбрана clip(ρ)·Â, он равен нулю. "
+            "Проверьте, что берёте min, а не max, и клиппите ρ, а не Â.")
+    if not _close(grad, expected, 1e-4) and not clip_ok(ppo):
+        hint = DEFER_CLIP.format(what="её градиент")
     check_close(grad, expected, what="d(цель)/d(logp_new) для пяти случаев, умноженная на размер батча",
-                hint="градиент есть, только когда min выбирает ветку ρ·Â; когда выбрана clip(ρ)·Â, он равен нулю. "
-                     "Проверьте, что берёте min, а не max, и клиппите ρ, а не Â.", atol=1e-4, rtol=1e-4)
+                hint=hint, atol=1e-4, rtol=1e-4)
 
 
 @graded("Клиппированная цель на случайных батчах против формы g(ε, Â) из Spinning Up (seed {seed})")
@@ -268,8 +438,18 @@ def test_clip_random(ppo, seed):
     adv = rng.normal(size=B)
     eps = float(rng.uniform(0.1, 0.3))
     expected = clip_objective_oracle(np.exp(logp_new - logp_old), adv, eps)
-    check_float(ppo.ppo_clip_objective(logp_new, logp_old, adv, eps=eps), expected,
-                what=f"ppo_clip_objective, B = {B}, ε = {eps:.3f}", hint="ε передаётся аргументом eps — не 0.2 всегда.")
+    got = ppo.ppo_clip_objective(logp_new, logp_old, adv, eps=eps)
+    hint, mistakes = "mean(min(ρ·Â, clip(ρ, 1−ε, 1+ε)·Â)) с переданным eps.", clip_mistakes(logp_new, logp_old, adv, eps)
+    at_02 = clip_objective_oracle(np.exp(logp_new - logp_old), adv, 0.2)
+    if not _close(got, expected) and not _close(got, at_02):
+        at_default = _attempt(None, ppo.ppo_clip_objective, logp_new, logp_old, adv)
+        if not _close(at_default, clip_objective_oracle(np.exp(logp_new - logp_old), adv, 0.2)):
+            hint = ("и при ε = 0.2 на этом батче ответ неверен, так что дело не в eps: "
+                    + ("сначала исправьте проверки клиппинга выше." if not clip_ok(ppo) else
+                       "mean(min(ρ·Â, clip(ρ, 1−ε, 1+ε)·Â)), ρ = exp(logp_new − logp_old)."))
+    elif not _close(got, expected):
+        hint = "ε передаётся аргументом eps — не 0.2 всегда."
+    check_float(got, expected, what=f"ppo_clip_objective, B = {B}, ε = {eps:.3f}", hint=hint, mistakes=mistakes)
 
 
 # ---- advantage normalization --------------------------------------------------------------
@@ -280,21 +460,26 @@ def test_normalize_pinned(ppo):
     adv = np.array([1.0, 2.0, 3.0, 4.0])
     before = adv.copy()
     pop = (adv - 2.5) / np.sqrt(1.25)
-    check_close(ppo.normalize_advantages(adv), pop, what="normalize_advantages([1, 2, 3, 4])", atol=1e-6,
-                hint="(Â − mean) / (std + eps) с np.std по умолчанию (ddof = 0).",
-                mistakes={"std с ddof = 1 (как в torch.std)": (adv - 2.5) / np.std(adv, ddof=1),
-                          "забыли вычесть среднее": adv / np.sqrt(1.25),
-                          "делили на дисперсию вместо std": (adv - 2.5) / 1.25})
+    got = ppo.normalize_advantages(adv)
     check_unchanged(before, adv, name="adv", function="normalize_advantages")
+    check_close(got, pop, what="normalize_advantages([1, 2, 3, 4])", atol=1e-6,
+                hint="(Â − mean) / (std + eps) с np.std по умолчанию (ddof = 0).", mistakes=normalize_mistakes(before))
 
 
 @graded("Нормировка преимуществ: eps прибавляется к std; одинаковые преимущества → нули, без NaN")
 def test_normalize_eps(ppo):
-    check_close(ppo.normalize_advantages(np.full(5, 3.0)), np.zeros(5),
-                what="normalize_advantages от пяти одинаковых чисел", hint="eps в знаменателе защищает от деления на 0.")
-    check_close(ppo.normalize_advantages(np.array([0.0, 2e-8])), [-0.5, 0.5],
+    with np.errstate(all="ignore"):
+        got = ppo.normalize_advantages(np.full(5, 3.0))
+    finite = not _close(np.shape(got), [5]) or bool(np.all(np.isfinite(np.asarray(got, dtype=float))))
+    check_that(finite, what="normalize_advantages от пяти одинаковых чисел: без NaN", expected="[0, 0, 0, 0, 0]",
+               got=str(got), hint="Похоже на типичную ошибку: eps не прибавлен к std — у одинаковых чисел std = 0, и "
+                                  "(Â − mean) / std = 0/0 = NaN. Знаменатель — std + eps.")
+    check_close(got, np.zeros(5), what="normalize_advantages от пяти одинаковых чисел",
+                hint="eps в знаменателе защищает от деления на 0.")
+    tiny = np.array([0.0, 2e-8])
+    check_close(ppo.normalize_advantages(tiny.copy()), [-0.5, 0.5],
                 what="normalize_advantages([0, 2e−8]): std = 1e−8, eps = 1e−8 → ±0.5", atol=1e-6,
-                hint="знаменатель — std + eps, а не sqrt(var + eps) и не max(std, eps).")
+                hint="знаменатель — std + eps (np.std, ddof = 0).", mistakes=normalize_mistakes(tiny))
 
 
 @graded("Нормировка преимуществ на случайном батче: среднее 0, std 1, форма сохранена")
@@ -303,11 +488,66 @@ def test_normalize_random(ppo):
     adv = rng.normal(2.0, 5.0, size=(8, 4))
     got = ppo.normalize_advantages(adv)
     expected = (adv - adv.mean()) / (adv.std() + 1e-8)
-    check_close(got, expected, what="normalize_advantages для батча формы (8, 4): по всем элементам сразу",
-                hint="среднее и std — по всему батчу (без axis), форма ответа — как у входа.")
+    mistakes = normalize_mistakes(adv)
+    hint = "(Â − mean) / (std + eps), форма ответа — как у входа."
+    if not _close(got, expected) and not _close(_attempt(None, ppo.normalize_advantages, np.array([1.0, 2.0, 3.0, 4.0])),
+                                                (np.arange(1.0, 5.0) - 2.5) / np.sqrt(1.25)):
+        hint = ("сначала исправьте проверку «Нормировка преимуществ: [1, 2, 3, 4] …» выше: ответ неверен уже на одном "
+                "векторе, так что дело не в форме батча.")
+    check_close(got, expected, what="normalize_advantages для батча формы (8, 4): по всем элементам сразу", hint=hint,
+                mistakes=mistakes)
+
+
+def normalize_mistakes(adv):
+    """What typical wrong normalizations return for this batch."""
+    adv = np.asarray(adv, float)
+    centred = adv - adv.mean()
+    out = {"std с ddof = 1 (как в torch.std), а нужна np.std по умолчанию (ddof = 0)":
+           centred / (adv.std(ddof=1) + 1e-8),
+           "знаменатель без eps (std или max(std, eps)), а нужно std + eps": centred / max(adv.std(), 1e-8),
+           "знаменатель sqrt(var + eps), а нужно std + eps": centred / np.sqrt(adv.var() + 1e-8),
+           "забыли вычесть среднее": adv / (adv.std() + 1e-8),
+           "делили на дисперсию вместо std": centred / (adv.var() + 1e-8)}
+    if adv.ndim == 2:
+        out["среднее и std по столбцам (axis=0), а нужно по всему батчу"] = (
+            (adv - adv.mean(axis=0)) / (adv.std(axis=0) + 1e-8))
+        out["среднее и std по строкам (axis=1), а нужно по всему батчу"] = (
+            (adv - adv.mean(axis=1, keepdims=True)) / (adv.std(axis=1, keepdims=True) + 1e-8))
+    return distinct(out)
 
 
 # ---- the full loss -----------------------------------------------------------------------
+
+def loss_oracle(logp_new, logp_old, adv, values_pred, returns, entropy, eps=0.2, c_v=0.5, c_e=0.01):
+    return (-clip_objective_oracle(np.exp(np.asarray(logp_new) - logp_old), adv, eps)
+            + c_v * np.mean((np.asarray(values_pred) - returns) ** 2) - c_e * np.mean(entropy))
+
+
+def loss_mistakes(logp_new, logp_old, adv, values_pred, returns, entropy, eps=0.2, c_v=0.5, c_e=0.01):
+    """What typical wrong PPO losses return for these arguments."""
+    ratio = np.exp(np.asarray(logp_new, float) - logp_old)
+    adv, err, entropy = np.asarray(adv, float), np.asarray(values_pred, float) - returns, np.asarray(entropy, float)
+    objective = clip_objective_oracle(ratio, adv, eps)
+    value, bonus = np.mean(err ** 2), np.mean(entropy)
+    normalized = (adv - adv.mean()) / (adv.std() + 1e-8)
+    out = {"цель L^CLIP взята с плюсом": objective + c_v * value - c_e * bonus,
+           "энтропийный бонус прибавлен, а не вычтен": -objective + c_v * value + c_e * bonus,
+           "ошибка критика без квадрата": -objective + c_v * np.mean(err) - c_e * bonus,
+           "ошибка критика по модулю, а нужен квадрат": -objective + c_v * np.mean(np.abs(err)) - c_e * bonus,
+           "сумма квадратов вместо среднего": -objective + c_v * np.sum(err ** 2) - c_e * bonus,
+           "c_v и c_e перепутаны": -objective + c_e * value - c_v * bonus,
+           "ppo_loss сам нормирует преимущества (их нормируют до вызова)":
+               -clip_objective_oracle(ratio, normalized, eps) + c_v * value - c_e * bonus}
+    if (eps, c_v, c_e) != (0.2, 0.5, 0.01):
+        if eps != 0.2:
+            out["eps не передан в ppo_clip_objective: цель посчитана при ε = 0.2"] = (
+                -clip_objective_oracle(ratio, adv, 0.2) + c_v * value - c_e * bonus)
+        if c_v != 0.5:
+            out["c_v не используется: вес критика 0.5 по умолчанию"] = -objective + 0.5 * value - c_e * bonus
+        if c_e != 0.01:
+            out["c_e не используется: вес энтропии 0.01 по умолчанию"] = -objective + c_v * value - 0.01 * bonus
+    return distinct(out)
+
 
 FOUR = dict(ratio=[1.2, 0.8, 0.75, 2.0], adv=[1.0, -0.5, 2.0, -1.0], err=[-0.5, 0.0, -1.0, 1.0])
 
@@ -318,17 +558,14 @@ def test_ppo_loss_four_actions(ppo):
     values_pred = returns + np.array(FOUR["err"])
     entropy = np.ones(4)
     new, old = np.log(FOUR["ratio"]), np.zeros(4)
-    check_float(ppo.ppo_clip_objective(new, old, FOUR["adv"]), 0.075, what="клиппированная цель для четырёх действий")
+    got = ppo.ppo_clip_objective(new, old, FOUR["adv"])
+    check_float(got, 0.075, what="клиппированная цель для четырёх действий",
+                hint=None if _close(got, 0.075) or clip_ok(ppo) else DEFER_CLIP.format(what="loss PPO"),
+                mistakes=clip_mistakes(new, old, FOUR["adv"]))
     check_float(ppo.ppo_loss(new, old, FOUR["adv"], values_pred, returns, entropy), 0.19625,
                 what="ppo_loss для примера урока (ε = 0.2, c_v = 0.5, c_e = 0.01)",
-                hint="L = −L^CLIP + c_v·mean((V − R̂)²) − c_e·mean(H): цель берём с минусом, энтропию вычитаем.",
-                mistakes={"цель L^CLIP взята с плюсом": 0.075 + 0.28125 - 0.01,
-                          "энтропийный бонус прибавлен, а не вычтен": -0.075 + 0.28125 + 0.01,
-                          "ошибка критика без квадрата": -0.075 + 0.5 * np.mean(FOUR["err"]) - 0.01,
-                          "сумма квадратов вместо среднего": -0.075 + 0.5 * 2.25 - 0.01,
-                          "ppo_loss сам нормирует преимущества (их нормируют до вызова)":
-                              -clip_objective_oracle(FOUR["ratio"], (np.array(FOUR["adv"]) - 0.375)
-                                                     / (np.std(FOUR["adv"]) + 1e-8), 0.2) + 0.28125 - 0.01})
+                hint="L = −L^CLIP + c_v·mean((V − R̂)²) − c_e·mean(H).",
+                mistakes=loss_mistakes(new, old, FOUR["adv"], values_pred, returns, entropy))
 
 
 @graded("Loss PPO на случайных батчах с другими ε, c_v, c_e (seed {seed})")
@@ -344,9 +581,20 @@ def test_ppo_loss_random(ppo, seed):
     expected = (-clip_objective_oracle(np.exp(logp_new - logp_old), adv, eps)
                 + c_v * np.mean((values_pred - returns) ** 2) - c_e * np.mean(entropy))
     args = [a.copy() for a in (logp_new, logp_old, adv, values_pred, returns, entropy)]
-    check_float(ppo.ppo_loss(*args, eps=eps, c_v=c_v, c_e=c_e), expected,
-                what=f"ppo_loss, B = {B}, ε = {eps}, c_v = {c_v}, c_e = {c_e}",
-                hint="используйте переданные eps, c_v и c_e, а не значения по умолчанию.")
+    got = ppo.ppo_loss(*args, eps=eps, c_v=c_v, c_e=c_e)
+    hint = "L = −L^CLIP + c_v·mean((V − R̂)²) − c_e·mean(H) с переданными eps, c_v и c_e."
+    mistakes = loss_mistakes(logp_new, logp_old, adv, values_pred, returns, entropy, eps, c_v, c_e)
+    if not _close(got, expected):
+        at_defaults = _attempt(None, ppo.ppo_loss, *[a.copy() for a in (logp_new, logp_old, adv, values_pred, returns, entropy)])
+        if _close(at_defaults, loss_oracle(logp_new, logp_old, adv, values_pred, returns, entropy)):
+            hint = "используйте переданные eps, c_v и c_e, а не значения по умолчанию."
+        elif not clip_ok(ppo):
+            hint, mistakes = DEFER_CLIP.format(what="loss PPO"), None
+        else:
+            hint = ("и при значениях по умолчанию ответ на этом батче неверен, так что дело не только в аргументах: "
+                    + hint)
+    check_float(got, expected, what=f"ppo_loss, B = {B}, ε = {eps}, c_v = {c_v}, c_e = {c_e}", hint=hint,
+                mistakes=mistakes)
     for name, before, after in zip(["logp_new", "logp_old", "adv", "values_pred", "returns", "entropy"],
                                    (logp_new, logp_old, adv, values_pred, returns, entropy), args):
         check_unchanged(before, after, name=name, function="ppo_loss")
@@ -372,6 +620,17 @@ def boundary_oracle(rewards, values, next_values, terminated, truncated, gamma, 
     return adv
 
 
+VALUES_SHIFTED = ("V(s_{t+1}) взята из values[t + 1], а не из next_values[t]: после оборванного шага values[t + 1] — "
+                  "ценность первого наблюдения нового эпизода, а бутстрапить нужно то наблюдение, на котором эпизод оборван")
+
+
+def values_shifted(rewards, values, next_values, terminated, truncated, gamma, lam):
+    """GAE whose V(s_{t+1}) is values[t + 1] (next_values only after the batch's last step)."""
+    v = np.asarray(values, float)
+    shifted = np.concatenate([v[1:], np.asarray(next_values, float)[-1:]])
+    return boundary_oracle(rewards, values, shifted, terminated, truncated, gamma, lam)
+
+
 @graded("Границы эпизодов: terminated не бутстрапит, truncated бутстрапит V(s_{t+1}); рекурсия обрывается")
 def test_boundaries_hand_made(ppo):
     """γ = 0.9, λ = 0.8 (γλ = 0.72). Шаги 0–1 — эпизод, закончившийся на шаге 1 (terminated);
@@ -393,7 +652,9 @@ def test_boundaries_hand_made(ppo):
                           "конечное состояние бутстрапит V(s_{t+1})": [1.8 + 0.72 * 2.5, 2.5, 4.064, 3.7],
                           "флаги взяты со следующего шага (done_{t+1}, как dones в CleanRL)":
                               boundary_oracle(b["rewards"], b["values"], b["next_values"], [True, False, False, False],
-                                              [False, False, True, False], 0.9, 0.8)})
+                                              [False, False, True, False], 0.9, 0.8),
+                          VALUES_SHIFTED: values_shifted(b["rewards"], b["values"], b["next_values"], b["terminated"],
+                                                         b["truncated"], 0.9, 0.8)})
     check_close(ret, np.array([0.36, -2.0, 4.064, 3.7]) + b["values"], what="gae_with_boundaries: returns = advantages + values")
 
 
@@ -419,11 +680,14 @@ def test_boundaries_random(ppo, seed):
             boundary_oracle(rewards, values, next_values, truncated, terminated, gamma, lam),
         "конечное состояние (terminated) бутстрапит V(s_{t+1})":
             boundary_oracle(rewards, values, next_values, never, ends, gamma, lam),
+        "оборванный эпизод (truncated) не бутстрапит V(s_{t+1}): его обрыв принят за конечное состояние":
+            boundary_oracle(rewards, values, next_values, ends, truncated, gamma, lam),
         "рекурсия не обрывается на концах эпизодов":
             gae_explicit_sum(rewards + gamma * np.where(terminated, 0.0, next_values) - values, gamma, lam),
         "флаги взяты со следующего шага (done_{t+1}, как dones в CleanRL, где флаг стоит на первом шаге эпизода)":
             boundary_oracle(rewards, values, next_values, np.append(terminated[1:], False),
                             np.append(truncated[1:], False), gamma, lam),
+        VALUES_SHIFTED: values_shifted(rewards, values, next_values, terminated, truncated, gamma, lam),
     }
     check_close(adv, expected, what=f"gae_with_boundaries, T = {T}, эпизодов {int(ends.sum()) + 1}, λ = {lam:.3f}",
                 hint="δ_t = r_t + γ·V(s_{t+1})·(1 − terminated_t) − V(s_t);  Â_t = δ_t + γλ·(1 − done_t)·Â_{t+1}, "
@@ -445,8 +709,21 @@ def test_boundaries_parallel(ppo):
                           "gae_with_boundaries для [T, N]")
     expected = np.stack([boundary_oracle(rewards[:, n], values[:, n], next_values[:, n], terminated[:, n],
                                          truncated[:, n], 0.99, 0.95) for n in range(N)], axis=1)
-    check_close(adv, expected, what=f"gae_with_boundaries для батча формы ({T}, {N})",
-                hint="время — ось 0; среды не смешиваются: рекурсия идёт по t для всех столбцов сразу.")
+    hint = "время — ось 0; среды не смешиваются: рекурсия идёт по t для всех столбцов сразу."
+    mistakes = None
+    if not _close(adv, expected):
+        columns = [_attempt(None, lambda n=n: ppo.gae_with_boundaries(rewards[:, n], values[:, n], next_values[:, n],
+                                                                      terminated[:, n], truncated[:, n], 0.99, 0.95)[0])
+                   for n in range(N)]
+        if not all(_close(col, expected[:, n]) for n, col in enumerate(columns)):
+            hint = ("сначала исправьте проверки gae_with_boundaries для одной среды [T] выше: и на отдельных столбцах "
+                    "ответ неверен, так что дело не в форме [T, N].")
+        else:
+            flat = boundary_oracle(rewards.ravel(), values.ravel(), next_values.ravel(), terminated.ravel(),
+                                   truncated.ravel(), 0.99, 0.95).reshape(T, N)
+            mistakes = {"батч [T, N] развёрнут в одну последовательность (ravel/flatten): среды смешаны, а рекурсия "
+                        "должна идти по оси времени 0 для каждого столбца отдельно": flat}
+    check_close(adv, expected, what=f"gae_with_boundaries для батча формы ({T}, {N})", hint=hint, mistakes=mistakes)
     check_close(ret, expected + values, what="gae_with_boundaries для [T, N]: returns")
     adv01, _ = check_pair(ppo.gae_with_boundaries(rewards, values, next_values, terminated.astype(np.int64),
                                                   truncated.astype(np.int64), 0.99, 0.95), "gae_with_boundaries")

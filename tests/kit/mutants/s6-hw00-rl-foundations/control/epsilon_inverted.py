@@ -1,0 +1,12 @@
+"""ε-greedy with ε and 1 − ε swapped: the random action is taken with probability 1 − ε (rng.random() > ε)."""
+import numpy as np
+
+
+def epsilon_greedy(q_values, epsilon, rng):
+    q = np.asarray(q_values, dtype=float)
+    if rng.random() > epsilon:  # the mistake: the comparison is the wrong way round
+        return int(rng.integers(len(q)))
+    return int(rng.choice(np.flatnonzero(q == q.max())))
+
+
+CAUGHT_BY = ["test_epsilon_greedy_greedy"]

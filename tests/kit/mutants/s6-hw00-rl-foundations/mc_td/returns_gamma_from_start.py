@@ -1,0 +1,11 @@
+"""The discount counts steps from the start of the episode: G_t = Σ_{k ≥ t} γ^k·r_k instead of γ^(k − t)."""
+import numpy as np
+
+
+def discounted_returns(rewards, gamma):
+    r = np.asarray(rewards, dtype=float)
+    weights = gamma ** np.arange(len(r))
+    return np.array([np.sum(weights[t:] * r[t:]) for t in range(len(r))])
+
+
+CAUGHT_BY = ["test_returns_courier", "test_returns_random"]

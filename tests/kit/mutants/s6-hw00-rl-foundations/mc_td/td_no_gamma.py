@@ -1,0 +1,15 @@
+"""The TD target forgets the discount: r + V(s') instead of r + γ·V(s')."""
+import numpy as np
+
+
+def td0_prediction(episodes, n_states, alpha, gamma, V0=None, n_epochs=1):
+    V = np.zeros(n_states) if V0 is None else np.array(V0, dtype=float)
+    for _ in range(n_epochs):
+        for episode in episodes:
+            for s, r, s_next, terminated in episode:
+                target = r if terminated else r + V[s_next]  # the mistake: no γ
+                V[s] += alpha * (target - V[s])
+    return V
+
+
+CAUGHT_BY = ["test_td0_truncated_bootstraps", "test_td0_random"]

@@ -1,0 +1,21 @@
+"""The bandit's update goes down the gradient: θ ← θ − α·g_t (as an optimizer minimising a loss would)."""
+import numpy as np
+
+
+def reinforce_bandit(use_baseline, seed, steps=2000, lr=0.01):
+    rng = np.random.default_rng(seed)
+    means = np.array([10.0, 10.5, 9.5])
+    theta, b, early = np.zeros(3), 0.0, []
+    for t in range(steps):
+        pi = softmax(theta)
+        a = rng.choice(3, p=pi)
+        r = means[a] + rng.normal(0, 1)
+        g = (r - b if use_baseline else r) * grad_log_softmax(theta, a)
+        if t < 200:
+            early.append(g)
+        theta = theta - lr * g  # the mistake: descent
+        b += 0.05 * (r - b)
+    return pi, float(np.var(np.array(early), axis=0).sum())
+
+
+CAUGHT_BY = ["test_bandit_table", "test_bandit_oracle"]

@@ -1,0 +1,10 @@
+"""reinforce_step accepts a baseline but never subtracts it: the weight is G, not G − b."""
+import numpy as np
+
+
+def reinforce_step(z, a, G, lr, baseline=0.0):
+    z = np.asarray(z, dtype=float)
+    return z + lr * G * grad_log_softmax(z, a)
+
+
+CAUGHT_BY = ["test_reinforce_step_baseline", "test_reinforce_step_random"]

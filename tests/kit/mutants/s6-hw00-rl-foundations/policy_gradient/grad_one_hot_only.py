@@ -1,0 +1,11 @@
+"""∇ log π is returned as the one-hot of the chosen action: the − π term is forgotten."""
+import numpy as np
+
+
+def grad_log_softmax(z, a):
+    grad = np.zeros(len(z))
+    grad[int(a)] = 1.0
+    return grad
+
+
+CAUGHT_BY = ["test_grad_log_softmax_lesson", "test_grad_log_softmax_random"]

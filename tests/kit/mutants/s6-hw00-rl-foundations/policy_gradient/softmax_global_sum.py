@@ -1,0 +1,11 @@
+"""softmax normalises by the sum over the whole array (e / e.sum(), no axis): right for one vector, wrong for a batch."""
+import numpy as np
+
+
+def softmax(z):
+    z = np.asarray(z, dtype=float)
+    e = np.exp(z - z.max())
+    return e / e.sum()
+
+
+CAUGHT_BY = ["test_softmax_random"]

@@ -1,0 +1,10 @@
+"""The REINFORCE step forgets the learning rate: z + (G − b)·∇ log π."""
+import numpy as np
+
+
+def reinforce_step(z, a, G, lr, baseline=0.0):
+    z = np.asarray(z, dtype=float)
+    return z + (G - baseline) * grad_log_softmax(z, a)
+
+
+CAUGHT_BY = ["test_reinforce_step_right", "test_reinforce_step_random"]

@@ -1,0 +1,11 @@
+"""c_v and c_e swapped: the critic's error is weighted by c_e and the entropy by c_v."""
+import numpy as np
+
+
+def ppo_loss(logp_new, logp_old, adv, values_pred, returns, entropy, eps=0.2, c_v=0.5, c_e=0.01):
+    obj = ppo_clip_objective(logp_new, logp_old, adv, eps)
+    err = np.asarray(values_pred, dtype=float) - np.asarray(returns, dtype=float)
+    return float(-obj + c_e * np.mean(err ** 2) - c_v * np.mean(entropy))
+
+
+CAUGHT_BY = ["test_ppo_loss_four_actions"]

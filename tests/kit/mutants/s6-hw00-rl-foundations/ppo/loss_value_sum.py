@@ -1,0 +1,11 @@
+"""The critic's error is summed over the batch instead of averaged: c_v·Σ(V − R̂)²."""
+import numpy as np
+
+
+def ppo_loss(logp_new, logp_old, adv, values_pred, returns, entropy, eps=0.2, c_v=0.5, c_e=0.01):
+    obj = ppo_clip_objective(logp_new, logp_old, adv, eps)
+    err = np.asarray(values_pred, dtype=float) - np.asarray(returns, dtype=float)
+    return float(-obj + c_v * np.sum(err ** 2) - c_e * np.mean(entropy))
+
+
+CAUGHT_BY = ["test_ppo_loss_four_actions"]

@@ -1,0 +1,10 @@
+"""Advantage normalization with eps under the root: (Â − mean) / sqrt(var + eps) instead of std + eps."""
+import numpy as np
+
+
+def normalize_advantages(adv, eps=1e-8):
+    adv = np.asarray(adv, dtype=float)
+    return (adv - adv.mean()) / np.sqrt(adv.var() + eps)
+
+
+CAUGHT_BY = ["test_normalize_eps"]

@@ -1,0 +1,10 @@
+"""td_errors forgets the discount: δ_t = r_t + V(s_{t+1}) − V(s_t)."""
+import numpy as np
+
+
+def td_errors(rewards, values, last_value, gamma):
+    r, v = np.asarray(rewards, dtype=float), np.asarray(values, dtype=float)
+    return r + np.append(v[1:], float(last_value)) - v
+
+
+CAUGHT_BY = ["test_td_errors_courier"]
