@@ -234,8 +234,9 @@ def replay_mistakes(name, episodes, n_states, n_actions, alpha, gamma):
 def epsilon_greedy_ok(control):
     """epsilon_greedy itself is right enough to build on: greedy at ε = 0, every action at ε = 1."""
     rng = np.random.default_rng(99)
-    greedy = {int(control.epsilon_greedy([0.0, 1.0, 0.5], 0.0, rng)) for _ in range(50)}
-    uniform = np.bincount([int(control.epsilon_greedy([0.0, 1.0, 0.5], 1.0, rng)) for _ in range(600)], minlength=3)
+    greedy = {int(a) for a in call_many(control.epsilon_greedy, 50, [0.0, 1.0, 0.5], 0.0, rng)}
+    uniform = np.bincount([int(a) for a in call_many(control.epsilon_greedy, 600, [0.0, 1.0, 0.5], 1.0, rng)],
+                          minlength=3)
     return greedy == {1} and len(uniform) == 3 and uniform.min() >= 120
 
 
@@ -342,7 +343,7 @@ INVERTED = ("Похоже на типичную ошибку: ε и 1 − ε п�
 def inverted(control):
     """ε = 1 always gives the greedy action (and so ε = 0 explores): ε and 1 − ε swapped."""
     rng = np.random.default_rng(5)
-    return {int(control.epsilon_greedy([0.0, 1.0, 0.5, 0.2], 1.0, rng)) for _ in range(50)} == {1}
+    return {int(a) for a in call_many(control.epsilon_greedy, 50, [0.0, 1.0, 0.5, 0.2], 1.0, rng)} == {1}
 
 
 # ---- ε-greedy -------------------------------------------------------------------------------
