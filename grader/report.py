@@ -1,6 +1,7 @@
 """The scoreboard and the feedback a student reads, in Russian."""
 from __future__ import annotations
 
+import re
 import textwrap
 from collections import OrderedDict
 
@@ -91,3 +92,60 @@ def _failures(results: list[PartResult], rerun_prefix: str, verbose: bool) -> li
     if any(not c.passed for r in results for c in r.checks) and not verbose:
         out.append("Подробности с трассировкой: добавьте -v.")
     return out
+
+
+# ---- reading the feedback back (benchmarks/feedback_quality.py, tests/kit/test_feedback.py) --------------
+
+DIAGNOSIS = "Похоже на типичную ошибку"  # the words a check uses when the answer matches a known mistake
+
+# Hints that fit any wrong answer, so they say nothing about the mistake at hand: the form of the answer,
+# its type, NaN, "not written yet", "see the other checks". Substrings; the one place they are listed.
+GENERIC_HINTS = (
+    "проверьте форму ответа",
+    "в ответе есть NaN или бесконечность",
+    "функция ничего не вернула",
+    "функция должна вернуть один массив",
+    "функция должна вернуть одно число",
+    "верните пару: return",
+    "проверьте тип и форму того, что возвращает функция",
+    "приводите входы к числам",
+    "их проверки точнее",
+)
+
+_HINT = re.compile(r"^\s*Подсказка:\s*(.*)$")
+
+
+def hints(text: str) -> list[str]:
+    """The «Подсказка:» lines of a failure's text, without the label."""
+    return [m.group(1) for m in map(_HINT.match, text.splitlines()) if m]
+
+
+def is_generic(hint: str) -> bool:
+    return any(g in hint for g in GENERIC_HINTS)
+
+
+def is_specific(text: str) -> bool:
+    """A failure's text names the mistake (a diagnosis) or carries a hint that is not generic."""
+    return DIAGNOSIS in text or any(not is_generic(h) for h in hints(text))
+
+
+def failure_blocks(text: str) -> list[str]:
+    """The failure blocks of a rendered scoreboard, in the order the student reads them.
+
+    A block opens with a line starting with «✗» (after indentation) below the «Итого» line, and runs up to a
+    blank line, the next «✗» line or a one-line entry («·»). One-line entries and notes («!») are not blocks.
+    """
+    lines = text.splitlines()
+    start = next((i + 1 for i, line in enumerate(lines) if line.startswith("Итого")), 0)
+    blocks: list[list[str]] = []
+    current: list[str] | None = None
+    for line in lines[start:]:
+        stripped = line.strip()
+        if stripped.startswith("✗"):
+            current = [line]
+            blocks.append(current)
+        elif not stripped or stripped.startswith("·") or not line.startswith(" "):
+            current = None
+        elif current is not None:
+            current.append(line)
+    return ["\n".join(b) for b in blocks]
