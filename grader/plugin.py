@@ -222,12 +222,47 @@ def module_fixture(name: str):
         if swapped:
             raise ModuleLoadError(guard.message(swapped, f"при загрузке {name}.py"))
         _stub_hung_functions(module, name, request.config)
+        _record_calls(module, name, hw_name)  # PROVISIONAL (H2)
         if isinstance(impl, NotebookImplementation) and impl.cell_errors and not getattr(impl, "_reported", False):
             impl._reported = True
             _emit({"event": "notes", "lines": impl.cell_errors})
         return module
 
     return _fixture
+
+
+_CALLED: dict[str, list[str]] = {}  # PROVISIONAL (H2): nodeid -> functions of the module under test it called
+_CALL_DEPTH = [0]  # PROVISIONAL (H2)
+
+
+def _record_calls(module, name: str, hw_name: str) -> None:
+    """PROVISIONAL (H2), to be replaced by the worker proxy: record, per check, which public functions of a
+    part's module the test called directly (not the calls inside them), in order of first call; the result
+    record carries them as ``functions`` (grader.runner.CheckResult.functions)."""
+    import functools
+
+    from grader import homeworks
+
+    if _RESULTS is None or name not in homeworks.load(hw_name).modules:
+        return
+    for attr, func in list(vars(module).items()):
+        if attr.startswith("_") or not isinstance(func, types.FunctionType) or hasattr(func, "_h2_recorded"):
+            continue
+
+        @functools.wraps(func)
+        def recorded(*args, _func=func, _name=attr, **kwargs):
+            if _CALL_DEPTH[0] == 0:
+                called = _CALLED.setdefault(os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0], [])
+                if _name not in called:
+                    called.append(_name)
+            _CALL_DEPTH[0] += 1
+            try:
+                return _func(*args, **kwargs)
+            finally:
+                _CALL_DEPTH[0] -= 1
+
+        recorded._h2_recorded = True
+        setattr(module, attr, recorded)
 
 
 class HungFunction(Exception):
@@ -374,6 +409,7 @@ def pytest_runtest_makereport(item, call):
             "kind": failure[0] if failure else "",
             "message": failure[1] if failure else "",
             "traceback": failure[2] if failure else "",
+            "functions": _CALLED.pop(item.nodeid, []),  # PROVISIONAL (H2)
         })
 
 

@@ -37,6 +37,8 @@ class CheckResult:
     traceback: str = ""
     weight: float = 1.0
     bonus: bool = False
+    functions: list[str] = field(default_factory=list)  # the module-under-test's functions the check called,
+    # in order of first call (for grouping the feedback by function)
 
     @property
     def passed(self) -> bool:
@@ -87,7 +89,8 @@ def _child_command(test_args: list[str], impl: str, results: Path, limit: float,
 def check_results(records: list[dict]) -> list[CheckResult]:
     """The checks that finished, from the plugin's events."""
     fields = ("nodeid", "name", "title", "outcome", "kind", "message", "traceback", "weight", "bonus")
-    return [CheckResult(**{k: rec[k] for k in fields}) for rec in records if rec.get("event") == "result"]
+    return [CheckResult(**{k: rec[k] for k in fields}, functions=[str(f) for f in rec.get("functions") or []])
+            for rec in records if rec.get("event") == "result"]
 
 
 def notes(records: list[dict]) -> list[str]:
