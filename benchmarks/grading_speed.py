@@ -100,11 +100,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{label:<44} {floor:7.2f} s   (the floor, paid once per part)", flush=True)
 
     whole, code = wall([*CHECK, hw.name, "--solutions"], args.repeat, "solutions, all parts")
+    print(f"{'solutions, all parts':<44} {whole:7.2f} s   = {whole / floor:5.1f} × floor"
+          f"{'' if code == 0 else f'  (exit {code}: not 100%!)'}{verdict(whole, TARGET_ALL)}", flush=True)
     # parts alone run one after the other (the whole runs 2 at a time); a batch work grades like the whole
     rest = 2 * whole * args.repeat + (0 if args.no_batch else 2 * whole * args.batch_size / max(args.jobs, 1))
     print(f"  (the rest should take about {rest / 60:.1f} min at this speed)", flush=True)
-    print(f"{'solutions, all parts':<44} {whole:7.2f} s   = {whole / floor:5.1f} × floor"
-          f"{'' if code == 0 else f'  (exit {code}: not 100%!)'}{verdict(whole, TARGET_ALL)}", flush=True)
     for part in hw.parts:
         seconds, code = wall([*CHECK, hw.name, part.id, "--solutions"], args.repeat, f"one part: {part.id}")
         target = None if part.id == "boss" else TARGET_PART

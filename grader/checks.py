@@ -41,6 +41,7 @@ def fmt(x: Any, digits: int = 4) -> str:
         return _num(float(arr), digits)
     text = np.array2string(np.round(arr.astype(float), digits), precision=digits, suppress_small=True,
                            separator=", ", threshold=_THRESHOLD, edgeitems=_EDGE, max_line_width=100)
+    text = "\n".join(line for line in text.splitlines() if line.strip())  # no blank lines between 3-D slices
     return f"{text} (форма {tuple(arr.shape)})"
 
 
@@ -134,7 +135,8 @@ def check_close(got: Any, expected: Any, *, what: str, hint: str = "", atol: flo
     if arr.shape != expected.shape:
         _fail(what, fmt(expected), fmt(arr), hint or "проверьте форму ответа: он должен совпадать по форме с входами.")
     if not np.all(np.isfinite(arr)) and np.all(np.isfinite(expected)):
-        _fail(what, fmt(expected), fmt(arr), "в ответе есть NaN или бесконечность: проверьте деление и exp/log.")
+        nan = "в ответе есть NaN или бесконечность: проверьте деление и exp/log."
+        _fail(what, fmt(expected), fmt(arr), hint or nan, extra="В ответе есть NaN или бесконечность." if hint else "")
     if not np.allclose(arr, expected, atol=atol, rtol=rtol):
         bad = np.argwhere(~np.isclose(arr, expected, atol=atol, rtol=rtol))
         where = ""

@@ -222,7 +222,7 @@ def module_fixture(name: str):
         if swapped:
             raise ModuleLoadError(guard.message(swapped, f"при загрузке {name}.py"))
         _stub_hung_functions(module, name, request.config)
-        _record_calls(module, name, hw_name)  # PROVISIONAL (H2)
+        module = _record_calls(module, name, hw_name)  # PROVISIONAL (H2)
         if isinstance(impl, NotebookImplementation) and impl.cell_errors and not getattr(impl, "_reported", False):
             impl._reported = True
             _emit({"event": "notes", "lines": impl.cell_errors})
@@ -232,37 +232,32 @@ def module_fixture(name: str):
 
 
 _CALLED: dict[str, list[str]] = {}  # PROVISIONAL (H2): nodeid -> functions of the module under test it called
-_CALL_DEPTH = [0]  # PROVISIONAL (H2)
 
 
-def _record_calls(module, name: str, hw_name: str) -> None:
-    """PROVISIONAL (H2), to be replaced by the worker proxy: record, per check, which public functions of a
-    part's module the test called directly (not the calls inside them), in order of first call; the result
-    record carries them as ``functions`` (grader.runner.CheckResult.functions)."""
+def _record_calls(module, name: str, hw_name: str):
+    """PROVISIONAL (H2), to be replaced by the worker proxy: the module as the tests see it, a copy whose public
+    functions record, per check, that the test called them (in order of first call); the result record carries
+    them as ``functions`` (grader.runner.CheckResult.functions). The student's own calls between their functions
+    go through the original module and are not recorded (nor slowed down, nor made deeper)."""
     import functools
 
     from grader import homeworks
 
     if _RESULTS is None or name not in homeworks.load(hw_name).modules:
-        return
-    for attr, func in list(vars(module).items()):
-        if attr.startswith("_") or not isinstance(func, types.FunctionType) or hasattr(func, "_h2_recorded"):
-            continue
-
-        @functools.wraps(func)
-        def recorded(*args, _func=func, _name=attr, **kwargs):
-            if _CALL_DEPTH[0] == 0:
+        return module
+    view = types.ModuleType(module.__name__, getattr(module, "__doc__", None))
+    for attr, value in list(vars(module).items()):
+        if not attr.startswith("_") and isinstance(value, types.FunctionType):
+            @functools.wraps(value)
+            def recorded(*args, _func=value, _name=attr, **kwargs):
                 called = _CALLED.setdefault(os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0], [])
                 if _name not in called:
                     called.append(_name)
-            _CALL_DEPTH[0] += 1
-            try:
                 return _func(*args, **kwargs)
-            finally:
-                _CALL_DEPTH[0] -= 1
 
-        recorded._h2_recorded = True
-        setattr(module, attr, recorded)
+            value = recorded
+        setattr(view, attr, value)
+    return view
 
 
 class HungFunction(Exception):

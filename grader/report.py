@@ -283,7 +283,7 @@ def _function_group(part_id: str, func: str, checks: list[CheckResult], before: 
     others = [c for c in checks if c is not lead]
     out = [f"■ [{part_id}] {name} — не пройдено проверок: {len(checks)}"] if others else []
     out.append(f"✗ [{part_id}] {lead.title}")
-    out.append(textwrap.indent(lead.message.strip() or "проверка не прошла", "    "))
+    out.append(textwrap.indent(lead.message.strip() or "проверка не прошла", "    ", lambda line: True))
     if verbose and lead.traceback:
         out.append(_bar(lead.traceback.rstrip()))
     out.append(f"    Повторить: {rerun(lead)}")
@@ -415,8 +415,8 @@ def is_specific(text: str) -> bool:
 def failure_blocks(text: str) -> list[str]:
     """The failure blocks of a rendered scoreboard, in the order the student reads them.
 
-    A block opens with a line starting with «✗» (after indentation) below the «Итого» line, and runs up to a
-    blank line, the next «✗» line or a one-line entry («·»). One-line entries and notes («!») are not blocks.
+    A block opens with a line starting with «✗» (after indentation) below the «Итого» line, and runs up to an
+    empty line, a line that is not indented, the next «✗» line or a one-line entry («·»). One-line entries and notes («!») are not blocks.
     """
     lines = text.splitlines()
     start = next((i + 1 for i, line in enumerate(lines) if line.startswith("Итого")), 0)
@@ -427,7 +427,7 @@ def failure_blocks(text: str) -> list[str]:
         if stripped.startswith("✗"):
             current = [line]
             blocks.append(current)
-        elif not stripped or stripped.startswith("·") or not line.startswith(" "):
+        elif not line or stripped.startswith("·") or not line.startswith(" "):
             current = None
         elif current is not None:
             current.append(line)

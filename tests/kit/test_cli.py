@@ -207,3 +207,14 @@ def test_help_and_usage_errors_speak_russian():
     assert "использование:" in proc.stdout and "опции:" in proc.stdout and "usage:" not in proc.stdout
     proc = run_check(HW, "--jobs", "x")
     assert proc.returncode == 2 and "нужно целое число" in proc.stderr and "invalid" not in proc.stderr
+
+
+def test_build_check_says_in_one_line_that_everything_is_fresh():
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "grader.build", "--check"], cwd=str(ROOT), capture_output=True,
+                          text=True, encoding="utf-8")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("up to date:") and HW in lines[0], proc.stdout
