@@ -138,7 +138,8 @@ def table(graded: list[Graded]) -> list[str]:
                                    ("max", blocks and max(blocks) > TARGET_MAX),
                                    ("named", n and sum(g.named for g in caught) < TARGET_NAMED * n)) if bad]
         lines.append(f"{name:<16} {len(gs):>8}  {med:>13} {mx:>4}  {_pct(sum(g.named for g in caught), n):>12}  "
-                     f"{_pct(sum(g.diagnosis for g in caught), n):>15}  {_pct(sum(g.specific for g in caught), n):>14}  "
+                     f"{_pct(sum(g.diagnosis for g in caught), n):>15}  "
+                     f"{_pct(sum(g.specific for g in caught), n):>14}  "
                      f"{len(ok) - n:>7}" + (f"  misses target: {', '.join(miss)}" if miss else "")
                      + (f"  ({len(gs) - len(ok)} not graded)" if len(ok) < len(gs) else ""))
     return lines
@@ -187,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
         for g in graded:
             first = (report.failure_blocks(g.text) or [""])[0].splitlines()[:1]
             print(f"{g.label:<48} " + (f"NOT GRADED {g.error}" if g.error else
-                  f"blocks {g.blocks:>2}  named {'yes' if g.named else 'no ':<3}  specific {'yes' if g.specific else 'no ':<3}"
+                  f"blocks {g.blocks:>2}  named {'yes' if g.named else 'no ':<3}  "
+                  f"specific {'yes' if g.specific else 'no ':<3}"
                   f"  first: {first[0].strip()[:70] if first else '(nothing failed)'}"))
     print()
     print("\n".join(table(graded)))

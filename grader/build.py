@@ -115,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     for path in out_of_date:
         print(("out of date: " if args.check else "wrote ") + str(path.relative_to(ROOT)))
     if args.check and not out_of_date:
-        print(f"up to date: the {n_files} generated files of {', '.join(names)} match solutions/ and the task statement")
+        print(f"up to date: the {n_files} generated files of {', '.join(names)} match solutions/ and the task "
+              "statement")
     return 1 if args.check and out_of_date else 0
 
 

@@ -25,13 +25,15 @@ EPILOG = """примеры:
   python homework/check.py s6-hw00-rl-foundations              все части, ваш код из homework/
   python homework/check.py s6-hw00-rl-foundations ppo          одна часть
   python homework/check.py s6-hw00-rl-foundations "ppo::test_gae_courier[lam0.95]"   одна проверка
+  python homework/check.py s6-hw00-rl-foundations ppo --list   имена проверок части
+  python homework/check.py s6-hw00-rl-foundations -v ppo       опции можно ставить до и после частей
   python homework/check.py s6-hw00-rl-foundations --solutions  эталонные решения (для преподавателя)
   python homework/check.py s6-hw00-rl-foundations --notebook notebooks/s6-hw00-rl-foundations.ipynb
   python homework/check.py s6-hw00-rl-foundations --batch submissions/ --jobs 2 --csv scores.csv --feedback out/
 """
 
 
-HELP = "справка: python homework/check.py --help"
+HELP = "Справка: python homework/check.py --help"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,20 +43,21 @@ class _Parser(argparse.ArgumentParser):
             options = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
             first = next((w for w in words if w.startswith("-")), words[0] if words else "")
             close = difflib.get_close_matches(first.split("=")[0], options, n=1, cutoff=0.6)
-            message = (f"неизвестная опция {first}" if first.startswith("-") else f"лишние аргументы: {' '.join(words)}")
+            message = (f"неизвестная опция {first}" if first.startswith("-")
+                       else f"лишние аргументы: {' '.join(words)}")
             message += f". Может быть, {close[0]}?" if close else ""
         else:
             for english, russian in _ARGPARSE_RU:
                 message = message.replace(english, russian)
-        print(f"ошибка: {message}; {HELP}", file=sys.stderr)
+        print(f"ошибка: {message}{' ' if message.endswith('?') else '. '}{HELP}", file=sys.stderr)
         sys.exit(2)
 
 
 _ARGPARSE_RU = [
     ("unrecognized arguments", "неизвестные аргументы"),
     ("expected one argument", "после опции нужно значение"),
-    ("invalid int value", "нужно целое число, а не"),
-    ("invalid float value", "нужно число, а не"),
+    ("invalid int value: ", "нужно целое число, а не "),
+    ("invalid float value: ", "нужно число, а не "),
     ("not allowed with argument", "нельзя вместе с"),
     ("ambiguous option", "неоднозначная опция"),
     ("could match", "подходит к"),
@@ -89,7 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--csv", metavar="PATH", help="записать баллы по частям строкой CSV")
     p.add_argument("--feedback", metavar="DIR", help="с --batch: записать отзыв каждому студенту (DIR/<работа>.txt "
                                                      "и .json)")
-    p.add_argument("--list", action="store_true", help="показать домашние работы и их части; с частью — имена её проверок")
+    p.add_argument("--list", action="store_true",
+                   help="показать домашние работы и их части; с частью — имена её проверок")
     return p
 
 

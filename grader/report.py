@@ -48,7 +48,8 @@ def scoreboard(hw: Homework, results: list[PartResult], source: str, rerun_prefi
         lines += _first_run(hw, results, rerun_prefix, files)
     if part_runs:
         which = "" if not full else f" (часть {', '.join(r.part.id for r in part_runs)})"
-        lines.append(f"Запущены только выбранные проверки{which}: баллы ниже — только за них, оценки за часть здесь нет.")
+        lines.append(f"Запущены только выбранные проверки{which}: баллы ниже — только за них, "
+                     "оценки за часть здесь нет.")
     lines.append("")
     width = max([len(r.part.title) for r in results] + [8])
     lines.append(f"  {'часть':<16} {'':<{width}}  {'проверки':>11}  {'баллы':>9}")
@@ -81,7 +82,8 @@ def scoreboard(hw: Homework, results: list[PartResult], source: str, rerun_prefi
         n_passed = sum(r.n_passed for r in part_runs)
         n_total = sum(len(r.checks) for r in part_runs)
         known = [worth[r.part.id] for r in part_runs if worth[r.part.id][1] is not None]
-        text = f"Выбранные проверки{'' if not full else ' (' + ', '.join(r.part.id for r in part_runs) + ')'}: пройдено {n_passed} из {n_total}"
+        which = "" if not full else f" ({', '.join(r.part.id for r in part_runs)})"
+        text = f"Выбранные проверки{which}: пройдено {n_passed} из {n_total}"
         if known and len(known) == len(part_runs):
             text += (f", {_points(sum(g for g, _ in known), 2)} из {_points(sum(t for _, t in known), 2)} балла "
                      "(не оценка за часть)")
@@ -212,13 +214,13 @@ def _by_function(failed: list[CheckResult], order: list[str]) -> "OrderedDict[st
     known = set(order)
     alone: dict[str, list[CheckResult]] = {}
     for c in failed:
-        called = [f for f in c.functions if f in known or not known]
+        called = [f for f in getattr(c, "functions", None) or [] if f in known or not known]
         if len(called) <= 1:
             alone.setdefault(subject(c, order), []).append(c)
     timed_out = {c.title: c for c in failed if c.kind == "timeout"}
     groups: "OrderedDict[str, list[CheckResult]]" = OrderedDict()
     for c in failed:
-        called = [f for f in c.functions if f in known or not known]
+        called = [f for f in getattr(c, "functions", None) or [] if f in known or not known]
         func = subject(c, order)
         hung_in = _HUNG_IN.search(c.message) if c.kind == "hung" else None
         if hung_in and hung_in.group(1) in timed_out:  # the same loop: read where it ran past the limit
@@ -306,7 +308,7 @@ def subject(c: CheckResult, functions: list[str]) -> str:
     m = _TODO.search(c.message)
     if m and (m.group(1) in known or not known):
         return m.group(1)
-    called = [f for f in c.functions if f in known or not known]
+    called = [f for f in getattr(c, "functions", None) or [] if f in known or not known]
     if called:
         return called[-1]
     for m in _RUNNING.finditer(c.message):
@@ -416,7 +418,8 @@ def failure_blocks(text: str) -> list[str]:
     """The failure blocks of a rendered scoreboard, in the order the student reads them.
 
     A block opens with a line starting with «✗» (after indentation) below the «Итого» line, and runs up to an
-    empty line, a line that is not indented, the next «✗» line or a one-line entry («·»). One-line entries and notes («!») are not blocks.
+    empty line, a line that is not indented, the next «✗» line or a one-line entry («·»). One-line entries and
+    notes («!») are not blocks.
     """
     lines = text.splitlines()
     start = next((i + 1 for i, line in enumerate(lines) if line.startswith("Итого")), 0)
