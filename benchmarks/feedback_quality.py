@@ -19,7 +19,8 @@ feedback is rendered as the student reads it (``grader.report.scoreboard``). Per
 - **diagnosis first**: the share whose first block carries «Похоже на типичную ошибку», whatever it names.
 - **specific first**: the share whose first block carries a diagnosis or a «Подсказка:» that is not generic
   (``grader.report.GENERIC_HINTS``): the floor ``tests/kit/test_feedback.py`` keeps for every mutant.
-- **escaped**: mutants that no check failed (``tests/kit/test_mutants.py`` fails for them too).
+- **escaped**: mutants that no check failed (``tests/kit/test_mutants.py`` fails for them too). The medians and
+  shares above are over the mutants that were caught (at least one block).
 
 Targets (issue 12): median ≤ 2 blocks, max ≤ 4, ≥ 90 % named first, in every part. Grading takes minutes
 (a child process per mutant, ``--jobs`` at a time; progress goes to stderr); ``--part`` and ``--mutant`` narrow
