@@ -10,6 +10,8 @@ cost of the trust boundary per call (a student's function called through the wor
 function called in this process), and with ``--before REV`` the whole homework graded by the kit as it was
 at git revision REV, alternating with this one in the same run, so that both meet the same machine load.
 Targets (issue 7): the whole homework < 5 s, any part but the Boss < 1 s, a batch of 20 with 2 jobs < 60 s.
+It first says what it will run and, once the whole homework has been timed, about how long the rest takes;
+a progress line on stderr follows each run (a few minutes on 2 busy cores).
 """
 from __future__ import annotations
 
@@ -32,15 +34,41 @@ CHECK = [sys.executable, str(ROOT / "homework" / "check.py")]
 TARGET_ALL, TARGET_PART, TARGET_BATCH = 5.0, 1.0, 60.0
 
 
-def wall(cmd: list[str], repeat: int) -> tuple[float, int]:
+class Progress:
+    """``[run 5/26, 40 s] one part: ppo (2/3)`` on stderr: in place on a terminal, a line per run otherwise."""
+
+    def __init__(self, total: int):
+        self.total, self.done, self.started = total, 0, time.perf_counter()
+
+    def show(self, label: str) -> None:
+        self.done += 1
+        line = f"[run {self.done}/{self.total}, {time.perf_counter() - self.started:.0f} s] {label}"
+        if sys.stderr.isatty():
+            print(f"\r{line:<78}", end="", file=sys.stderr, flush=True)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
+    def clear(self) -> None:
+        if sys.stderr.isatty():
+            print(f"\r{'':<78}\r", end="", file=sys.stderr, flush=True)
+
+
+PROGRESS: Progress | None = None
+
+
+def wall(cmd: list[str], repeat: int, label: str = "") -> tuple[float, int]:
     """Median wall time of ``cmd`` over ``repeat`` runs, and its last exit code."""
     times, code = [], 0
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-    for _ in range(repeat):
+    for i in range(repeat):
+        if PROGRESS is not None:
+            PROGRESS.show(f"{label} ({i + 1}/{repeat})" if repeat > 1 else label)
         started = time.perf_counter()
         code = subprocess.run(cmd, cwd=str(ROOT), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               env=env).returncode
         times.append(time.perf_counter() - started)
+    if PROGRESS is not None:
+        PROGRESS.clear()
     return statistics.median(times), code
 
 
@@ -110,21 +138,31 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     hw = homeworks.load(args.homework)
 
+    global PROGRESS
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{hw.name}: {len(hw.parts)} parts; {os.cpu_count()} CPUs, load average {load:.2f}; "
           f"Python {sys.version.split()[0]}; median of {args.repeat} runs")
-    floor, _ = wall([sys.executable, "-c", "import numpy, pytest"], args.repeat)
+    runs = args.repeat * (2 + len(hw.parts)) + (0 if args.no_batch else 1)
+    print(f"Will time: the floor (import numpy, pytest); grading the solutions, all parts; each of the "
+          f"{len(hw.parts)} parts alone" + ("" if args.no_batch else
+                                            f"; a batch of {args.batch_size} copies with --jobs {args.jobs}")
+          + f" — {runs} runs, each in a fresh process (progress on stderr).", flush=True)
+    PROGRESS = Progress(runs)
+    floor, _ = wall([sys.executable, "-c", "import numpy, pytest"], args.repeat, "the floor")
     label = 'python -c "import numpy, pytest"'
-    print(f"{label:<44} {floor:7.2f} s   (the floor, paid once per part)")
+    print(f"{label:<44} {floor:7.2f} s   (the floor, paid once per part)", flush=True)
 
-    whole, code = wall([*CHECK, hw.name, "--solutions"], args.repeat)
+    whole, code = wall([*CHECK, hw.name, "--solutions"], args.repeat, "solutions, all parts")
     print(f"{'solutions, all parts':<44} {whole:7.2f} s   = {whole / floor:5.1f} × floor"
-          f"{'' if code == 0 else f'  (exit {code}: not 100%!)'}{verdict(whole, TARGET_ALL)}")
+          f"{'' if code == 0 else f'  (exit {code}: not 100%!)'}{verdict(whole, TARGET_ALL)}", flush=True)
+    # parts alone run one after the other (the whole runs 2 at a time); a batch work grades like the whole
+    rest = 2 * whole * args.repeat + (0 if args.no_batch else 2 * whole * args.batch_size / max(args.jobs, 1))
+    print(f"  (the rest should take about {rest / 60:.1f} min at this speed)", flush=True)
     for part in hw.parts:
-        seconds, code = wall([*CHECK, hw.name, part.id, "--solutions"], args.repeat)
+        seconds, code = wall([*CHECK, hw.name, part.id, "--solutions"], args.repeat, f"one part: {part.id}")
         target = None if part.id == "boss" else TARGET_PART
         print(f"{'  one part: ' + part.id:<44} {seconds:7.2f} s   = {seconds / floor:5.1f} × floor"
-              f"{'' if code == 0 else f'  (exit {code})'}{verdict(seconds, target)}")
+              f"{'' if code == 0 else f'  (exit {code})'}{verdict(seconds, target)}", flush=True)
 
     boundary(hw)
     if args.before:
@@ -138,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
                                 ignore=shutil.ignore_patterns("__pycache__"))
             csv_path = Path(tmp) / "scores.csv"
             seconds, code = wall([*CHECK, hw.name, "--batch", str(folder), "--jobs", str(args.jobs),
-                                  "--csv", str(csv_path)], 1)
+                                  "--csv", str(csv_path)], 1, f"batch of {args.batch_size}")
             rows = csv_path.read_text(encoding="utf-8").splitlines()[1:] if csv_path.is_file() else []
             print(f"{f'batch of {args.batch_size} copies of the solutions, --jobs {args.jobs}':<44} {seconds:7.2f} s"
                   f"   = {seconds / max(args.batch_size, 1):.2f} s per submission, {len(rows)} CSV rows"

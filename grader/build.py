@@ -101,8 +101,10 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     names = args.homeworks or homeworks.available()
     out_of_date = []
+    n_files = 0
     for name in names:
         for path, text in generated_files(name).items():
+            n_files += 1
             current = path.read_text(encoding="utf-8") if path.is_file() else None
             if current == text:
                 continue
@@ -112,6 +114,9 @@ def main(argv: list[str] | None = None) -> int:
                 path.write_bytes(text.encode("utf-8"))  # "\n" line ends on every platform
     for path in out_of_date:
         print(("out of date: " if args.check else "wrote ") + str(path.relative_to(ROOT)))
+    if args.check and not out_of_date:
+        print(f"up to date: the {n_files} generated files of {', '.join(names)} match solutions/ and the task "
+              "statement")
     return 1 if args.check and out_of_date else 0
 
 

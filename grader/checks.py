@@ -49,8 +49,39 @@ def fmt(x: Any, digits: int = 4) -> str:
     if arr.ndim == 0:
         return _num(float(arr), digits)
     text = np.array2string(np.round(arr.astype(float), digits), precision=digits, suppress_small=True,
-                           separator=", ", threshold=24, edgeitems=4, max_line_width=100)
+                           separator=", ", threshold=_THRESHOLD, edgeitems=_EDGE, max_line_width=100)
+    text = "\n".join(line for line in text.splitlines() if line.strip())  # no blank lines between 3-D slices
     return f"{text} (форма {tuple(arr.shape)})"
+
+
+_THRESHOLD, _EDGE = 24, 4  # fmt shows arrays of more than _THRESHOLD numbers as their _EDGE first and last items
+
+
+def _elided(shape: tuple[int, ...], index: tuple[int, ...]) -> bool:
+    """Whether fmt hides the item at ``index`` of an array of this shape behind «...»."""
+    if int(np.prod(shape)) <= _THRESHOLD:
+        return False
+    return any(n > 2 * _EDGE and _EDGE <= i < n - _EDGE for n, i in zip(shape, index))
+
+
+def _window(expected: np.ndarray, got: np.ndarray, index: tuple[int, ...], differs: np.ndarray, digits: int = 4,
+            half: int = 3) -> str:
+    """Expected and got side by side around ``index`` along the last axis, the differing positions marked."""
+    row, j = index[:-1], index[-1]
+    lo, hi = max(0, j - half), min(expected.shape[-1], j + half + 1)
+    cols = list(range(lo, hi))
+    exp = [_num(float(expected[row + (c,)]), digits) for c in cols]
+    out = [_num(float(got[row + (c,)]), digits) for c in cols]
+    heads = [str(c) for c in cols]
+    width = max(len(x) for x in exp + out + heads)
+    marks = ["^" * width if differs[row + (c,)] else "" for c in cols]
+    label = max(len("позиция"), len("получили"))
+    span = f"строка {row[0] if len(row) == 1 else row}, столбцы {lo}–{hi - 1}; " if row else ""
+    lines = [f"Вокруг позиции {index if row else j} ({span}в записи выше она скрыта за «...»; ^ — где ответы "
+             "расходятся):"]
+    for name, values in (("позиция", heads), ("ожидали", exp), ("получили", out), ("", marks)):
+        lines.append(f"  {name:<{label}}  " + " ".join(f"{v:>{width}}" for v in values).rstrip())
+    return "\n".join(line.rstrip() for line in lines)
 
 
 def _num(v: float, digits: int) -> str:
@@ -113,13 +144,16 @@ def check_close(got: Any, expected: Any, *, what: str, hint: str = "", atol: flo
     if arr.shape != expected.shape:
         _fail(what, fmt(expected), fmt(arr), hint or "проверьте форму ответа: он должен совпадать по форме с входами.")
     if not np.all(np.isfinite(arr)) and np.all(np.isfinite(expected)):
-        _fail(what, fmt(expected), fmt(arr), "в ответе есть NaN или бесконечность: проверьте деление и exp/log.")
+        nan = "в ответе есть NaN или бесконечность: проверьте деление и exp/log."
+        _fail(what, fmt(expected), fmt(arr), hint or nan, extra="В ответе есть NaN или бесконечность." if hint else "")
     if not np.allclose(arr, expected, atol=atol, rtol=rtol):
         bad = np.argwhere(~np.isclose(arr, expected, atol=atol, rtol=rtol))
         where = ""
         if arr.ndim >= 1 and len(bad):
             i = tuple(int(j) for j in bad[0])
             where = f"Первое расхождение в позиции {i if len(i) > 1 else i[0]}: ожидали {fmt(expected[i])}, получили {fmt(arr[i])}."
+            if _elided(arr.shape, i):
+                where += "\n" + _window(expected, arr, i, ~np.isclose(arr, expected, atol=atol, rtol=rtol))
         _fail(what, fmt(expected), fmt(arr), hint, extra="\n".join(filter(None, [where, _match_mistake(arr, mistakes, atol, rtol)])))
     return arr
 

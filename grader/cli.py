@@ -1,8 +1,17 @@
-"""The grader's command line: ``python homework/check.py HW [PART ...] [options]``."""
+"""The grader's command line: ``python homework/check.py HW [PART ...] [options]``.
+
+Options may stand anywhere (``check.py HW -v ppo`` = ``check.py HW ppo -v``), as with pytest. Every usage
+mistake exits 2 with one line in Russian saying what is wrong and what would work, before anything is graded.
+"""
 from __future__ import annotations
 
 import argparse
+import difflib
+import json
+import os
+import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -10,33 +19,49 @@ from pathlib import Path
 from grader import export, homeworks
 from grader.homeworks import ROOT, UsageError
 from grader.report import all_passed, scoreboard
-from grader.runner import run_part
+from grader.runner import PYTEST_FLAGS, run_part
 
 EPILOG = """примеры:
   python homework/check.py s6-hw00-rl-foundations              все части, ваш код из homework/
   python homework/check.py s6-hw00-rl-foundations ppo          одна часть
   python homework/check.py s6-hw00-rl-foundations "ppo::test_gae_courier[lam0.95]"   одна проверка
+  python homework/check.py s6-hw00-rl-foundations ppo --list   имена проверок части
+  python homework/check.py s6-hw00-rl-foundations -v ppo       опции можно ставить до и после частей
   python homework/check.py s6-hw00-rl-foundations --solutions  эталонные решения (для преподавателя)
   python homework/check.py s6-hw00-rl-foundations --notebook notebooks/s6-hw00-rl-foundations.ipynb
   python homework/check.py s6-hw00-rl-foundations --batch submissions/ --jobs 2 --csv scores.csv --feedback out/
 """
 
 
+HELP = "Справка: python homework/check.py --help"
+
+
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # usage errors exit 2, in Russian
-        self.print_usage(sys.stderr)
-        for english, russian in _ARGPARSE_RU:
-            message = message.replace(english, russian)
-        print(f"ошибка: {message}", file=sys.stderr)
+    def error(self, message):  # usage errors exit 2, one line in Russian
+        if message.startswith("unrecognized arguments:"):
+            words = message.split(":", 1)[1].split()
+            options = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
+            first = next((w for w in words if w.startswith("-")), words[0] if words else "")
+            close = difflib.get_close_matches(first.split("=")[0], options, n=1, cutoff=0.6)
+            message = (f"неизвестная опция {first}" if first.startswith("-")
+                       else f"лишние аргументы: {' '.join(words)}")
+            message += f". Может быть, {close[0]}?" if close else ""
+        else:
+            for english, russian in _ARGPARSE_RU:
+                message = message.replace(english, russian)
+        print(f"ошибка: {message}{' ' if message.endswith('?') else '. '}{HELP}", file=sys.stderr)
         sys.exit(2)
 
 
 _ARGPARSE_RU = [
     ("unrecognized arguments", "неизвестные аргументы"),
     ("expected one argument", "после опции нужно значение"),
-    ("invalid int value", "нужно целое число, а не"),
-    ("invalid float value", "нужно число, а не"),
+    ("invalid int value: ", "нужно целое число, а не "),
+    ("invalid float value: ", "нужно число, а не "),
     ("not allowed with argument", "нельзя вместе с"),
+    ("ambiguous option", "неоднозначная опция"),
+    ("could match", "подходит к"),
+    ("ignored explicit argument", "опция не принимает значения"),
     ("argument ", "аргумент "),
 ]
 
@@ -67,7 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--csv", metavar="PATH", help="записать баллы по частям строкой CSV")
     p.add_argument("--feedback", metavar="DIR", help="с --batch: записать отзыв каждому студенту (DIR/<работа>.txt "
                                                      "и .json)")
-    p.add_argument("--list", action="store_true", help="показать домашние работы и их части")
+    p.add_argument("--list", action="store_true",
+                   help="показать домашние работы и их части; с частью — имена её проверок")
     return p
 
 
@@ -80,15 +106,70 @@ def _source(args, hw) -> tuple[str, str, list[str]]:
         return "solutions", f"эталонные решения ({hw.solutions_dir.relative_to(ROOT).as_posix()}/)", ["--solutions"]
     if args.dir:
         path = Path(args.dir).resolve()
+        if path.is_file():
+            other = (f"тетрадку проверяет --notebook {args.dir}" if path.suffix == ".ipynb" else
+                     f"укажите папку с модулями ({', '.join(p.module + '.py' for p in hw.parts[:2])}, ...)")
+            raise UsageError(f"--dir {args.dir}: это файл, а --dir ждёт папку с модулями; {other}")
         if not path.is_dir():
-            raise UsageError(f"папки {args.dir} нет")
+            raise UsageError(f"--dir {args.dir}: такой папки нет; укажите папку с модулями "
+                             f"({', '.join(p.module + '.py' for p in hw.parts[:2])}, ...)")
         return str(path), f"модули из {args.dir}", ["--dir", args.dir]
     if args.notebook:
-        path = Path(args.notebook).resolve()
-        if not path.is_file() or path.suffix != ".ipynb":
-            raise UsageError(f"тетрадки {args.notebook} нет (нужен файл .ipynb)")
-        return str(path), f"тетрадка {args.notebook}", ["--notebook", args.notebook]
+        _check_notebook(args.notebook, hw)
+        return str(Path(args.notebook).resolve()), f"тетрадка {args.notebook}", ["--notebook", args.notebook]
     return "homework", f"ваш код ({hw.homework_dir.relative_to(ROOT).as_posix()}/)", []
+
+
+def _check_notebook(arg: str, hw) -> None:
+    """A path given to --notebook is an existing .ipynb that is JSON: else one usage error, not one per part."""
+    path = Path(arg)
+    example = f"notebooks/{hw.name}.ipynb"
+    if path.is_dir():
+        raise UsageError(f"--notebook {arg}: это папка, а --notebook ждёт файл .ipynb (например {example}); "
+                         f"папку с модулями проверяет --dir {arg}")
+    if not path.is_file():
+        raise UsageError(f"--notebook {arg}: такого файла нет; укажите тетрадку .ipynb, например {example}")
+    if path.suffix != ".ipynb":
+        raise UsageError(f"--notebook {arg}: это не тетрадка (нужен файл .ipynb, например {example}); "
+                         "модули .py в папке проверяет --dir ПАПКА")
+    try:
+        with path.open(encoding="utf-8") as f:
+            data = json.load(f)
+    except UnicodeDecodeError:
+        raise UsageError(f"--notebook {arg}: файл не в UTF-8, это не тетрадка Jupyter; "
+                         "сохраните тетрадку заново из Jupyter (File → Save)") from None
+    except ValueError as exc:
+        where = f"строка {exc.lineno}, столбец {exc.colno}" if hasattr(exc, "lineno") else "не JSON"
+        raise UsageError(f"--notebook {arg}: файл повреждён — это не JSON ({where}); откройте тетрадку в Jupyter "
+                         "и сохраните заново (File → Save) или возьмите копию из git") from None
+    if not isinstance(data, dict) or not isinstance(data.get("cells", data.get("worksheets")), list):
+        raise UsageError(f"--notebook {arg}: это JSON, но не тетрадка Jupyter (в нём нет ячеек cells); "
+                         f"укажите файл .ipynb, сохранённый из Jupyter, например {example}")
+
+
+def _closest(name: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(name, choices, n=3, cutoff=0.5)
+    return f"Может быть, {' или '.join(close)}? " if close else ""
+
+
+def _load_homework(name: str) -> homeworks.Homework:
+    names = homeworks.available()
+    if name in names:
+        return homeworks.load(name)
+    owners = [hw for hw in map(homeworks.load, names) if any(p.id == name.partition("::")[0] for p in hw.parts)]
+    if owners:  # a part given without its homework: check.py ppo
+        raise UsageError(f"«{name}» — часть, а не домашняя работа: сначала имя работы, потом часть — "
+                         f"python homework/check.py {owners[0].name} {name}")
+    raise UsageError(f"домашней работы «{name}» нет. {_closest(name, names)}"
+                     f"Есть: {', '.join(names) if names else '(ни одной)'}")
+
+
+def _part(hw, part_id: str) -> homeworks.Part:
+    ids = [p.id for p in hw.parts]
+    if part_id not in ids:
+        what = f"нет части «{part_id}»" if part_id else "перед :: нужна часть (например ppo::test_gae_courier)"
+        raise UsageError(f"в домашней работе {hw.name} {what}. {_closest(part_id, ids)}Есть: {', '.join(ids)}")
+    return hw.part(part_id)
 
 
 def _split_parts(hw, names: list[str]) -> list[tuple[homeworks.Part, list[str] | None]]:
@@ -96,7 +177,7 @@ def _split_parts(hw, names: list[str]) -> list[tuple[homeworks.Part, list[str] |
     chosen: dict[str, list[str] | None] = {}
     for name in names:
         part_id, _, test = name.partition("::")
-        hw.part(part_id)  # raises UsageError for an unknown part
+        _part(hw, part_id)
         if not test:
             chosen[part_id] = None
         elif chosen.get(part_id, []) is not None:
@@ -104,6 +185,73 @@ def _split_parts(hw, names: list[str]) -> list[tuple[homeworks.Part, list[str] |
     if not chosen:
         return [(p, None) for p in hw.parts]
     return [(p, chosen[p.id]) for p in hw.parts if p.id in chosen]
+
+
+def collect(hw, part) -> list[dict]:
+    """The checks of a part, without running them: ``{"name", "title", "weight", "bonus"}`` each, in order.
+
+    A quick ``pytest --collect-only`` of the part's test file in a child process (nothing of the student's is
+    loaded); the names come from pytest's own listing, the titles and weights from the grader's plugin when
+    it reports them (else the name and weight 1).
+    """
+    test_file = hw.tests_dir / part.tests
+    if not test_file.is_file():
+        return []
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTHONIOENCODING="utf-8")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
+    with tempfile.TemporaryDirectory(prefix="hwcollect-") as tmp:
+        events = Path(tmp) / "collected.jsonl"
+        proc = subprocess.run([sys.executable, "-m", "pytest", str(test_file), "--collect-only", "--results-file",
+                               str(events), *PYTEST_FLAGS, "-W", "ignore"], cwd=tmp, env=env, capture_output=True,
+                              text=True, encoding="utf-8", errors="replace", timeout=300)
+        meta: dict[str, dict] = {}
+        if events.is_file():
+            for line in events.read_text(encoding="utf-8").splitlines():
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                if rec.get("event") == "collected":
+                    meta = {item.get("name"): item for item in rec.get("items", []) if isinstance(item, dict)}
+    names = [line.rsplit("::", 1)[1].strip() for line in proc.stdout.splitlines() if "::" in line]
+    return [{"name": n, "title": meta.get(n, {}).get("title", n), "weight": float(meta.get(n, {}).get("weight", 1.0)),
+             "bonus": bool(meta.get(n, {}).get("bonus", False))} for n in names]
+
+
+def _check_selection(hw, part, tests: list[str], checks: list[dict]) -> None:
+    """Every ``part::test`` names a check of the part (``test_x`` selects all of ``test_x[...]``)."""
+    names = [c["name"] for c in checks]
+    if not names:
+        return  # the part's checks could not be listed: the grader says why when it runs them
+    bases = sorted({n.split("[")[0] for n in names})
+    for test in tests:
+        if test in names or test in bases:
+            continue
+        base = test.split("[")[0]
+        if base in bases:
+            params = [n for n in names if n.split("[")[0] == base]
+            raise UsageError(f"у проверки {part.id}::{base} нет варианта «{test[len(base):]}». Есть: "
+                             f"{', '.join(params[:6])}{' …' if len(params) > 6 else ''}")
+        close = difflib.get_close_matches(test, list(dict.fromkeys(bases + names)), n=3, cutoff=0.5)
+        suggest = f"Может быть, {' или '.join(part.id + '::' + c for c in close)}? " if close else ""
+        raise UsageError(f"в части {part.id} нет проверки «{test}». {suggest}Все проверки части: "
+                         f"python homework/check.py {hw.name} {part.id} --list")
+
+
+def _validate_selection(hw, selected, whole: dict[str, list[dict]]) -> None:
+    """Check names given as ``part::test`` exist (before any grading); ``whole`` gets every check of those parts."""
+    for part, tests in selected:
+        if tests is not None:
+            whole[part.id] = collect(hw, part)
+            _check_selection(hw, part, tests, whole[part.id])
+
+
+def _list_checks(hw, selected) -> str:
+    lines = []
+    for part, _ in selected:
+        lines.append(f"{part.id} — {part.title}:")
+        lines += [f'    "{part.id}::{c["name"]}"  {c["title"]}' for c in collect(hw, part)]
+    return "\n".join(lines)
 
 
 def _listing() -> str:
@@ -119,19 +267,26 @@ def main(argv: list[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(encoding="utf-8", errors="replace")
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_intermixed_args(argv)
+    whole: dict[str, list[dict]] = {}  # part id -> all its checks, for a part run only in part
     try:
-        if args.list:
+        if args.list and not args.homework:
             print(_listing())
             return 0
         if not args.homework:
-            raise UsageError("укажите домашнюю работу. Есть: " + ", ".join(homeworks.available()))
-        hw = homeworks.load(args.homework)
+            raise UsageError("укажите домашнюю работу: python homework/check.py "
+                             + (homeworks.available() or ["ИМЯ"])[0] + f". Есть: {', '.join(homeworks.available())}")
+        hw = _load_homework(args.homework)
         selected = _split_parts(hw, args.parts)
+        if args.list:
+            print(_list_checks(hw, selected) if args.parts else _listing())
+            return 0
         if args.jobs < 1:
-            raise UsageError("--jobs должно быть не меньше 1")
+            raise UsageError(f"--jobs {args.jobs}: нужно целое число не меньше 1, например --jobs 2")
+        if args.timeout is not None and not args.timeout > 0:
+            raise UsageError(f"--timeout {args.timeout:g}: нужно число секунд больше 0, например --timeout 30")
         if args.feedback and not args.batch:
-            raise UsageError("--feedback — для пакетной проверки (--batch)")
+            raise UsageError("--feedback — для пакетной проверки: добавьте --batch ПАПКА_С_РАБОТАМИ")
         if args.batch:
             if args.json:
                 raise UsageError("с --batch баллы записывает --csv; --json — для одной работы")
@@ -140,10 +295,12 @@ def main(argv: list[str] | None = None) -> int:
             except ImportError:
                 raise UsageError("пакетная проверка (--batch) — инструмент преподавателя, в копии для студентов "
                                  "её нет") from None
+            _validate_selection(hw, selected, whole)
             batch.run(hw, selected, Path(args.batch), jobs=args.jobs, timeout=args.timeout, csv_path=args.csv,
                       feedback_dir=args.feedback)
             return 0
         impl, label, source_opts = _source(args, hw)
+        _validate_selection(hw, selected, whole)
     except UsageError as exc:
         print(f"ошибка: {exc}", file=sys.stderr)
         return 2
@@ -152,8 +309,10 @@ def main(argv: list[str] | None = None) -> int:
         futures = [pool.submit(run_part, hw, part, impl, sel, args.timeout) for part, sel in selected]
         results = [f.result() for f in futures]
     rerun = " ".join(["python homework/check.py", hw.name, *source_opts])
+    files = None if args.notebook else (hw.homework_dir.relative_to(ROOT).as_posix() if impl == "homework"
+                                         else args.dir or hw.solutions_dir.relative_to(ROOT).as_posix())
     print(scoreboard(hw, results, label, rerun, verbose=args.verbose,
-                     partial=any(sel is not None for _, sel in selected)))
+                     partial={part.id for part, sel in selected if sel is not None}, whole=whole, files=files))
     if args.json:
         export.write_json(args.json, results, time.perf_counter() - started)
     if args.csv:

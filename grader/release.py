@@ -24,7 +24,8 @@ from grader.homeworks import ROOT
 
 # paths relative to the repository, as glob patterns; a folder pattern drops everything under it
 EXCLUDED = [
-    "solutions", "tests/kit", "benchmarks/grading_speed.py", ".benchmarks", ".ci", "docs", ".git", ".github",
+    "solutions", "tests/kit", "benchmarks/grading_speed.py", "benchmarks/feedback_quality.py", ".benchmarks", ".ci",
+    "docs", ".git", ".github",
     "grader/build.py", "grader/notebook_build.py", "grader/batch.py", "grader/release.py",
     "*.egg-info", "__pycache__", ".pytest_cache", ".ipynb_checkpoints", "build", "dist", "out", ".venv", "venv",
 ]

@@ -1,15 +1,18 @@
 """The scoreboard and the feedback a student reads, in Russian."""
 from __future__ import annotations
 
+import ast
+import re
 import textwrap
 from collections import OrderedDict
+from typing import Collection, Mapping
 
-from grader.homeworks import Homework
+from grader.homeworks import ROOT, Homework
 from grader.runner import CheckResult, PartResult
 
 
-def _points(x: float) -> str:
-    return f"{x:.1f}".rstrip("0").rstrip(".") if x != int(x) else str(int(x))
+def _points(x: float, digits: int = 1) -> str:
+    return f"{x:.{digits}f}".rstrip("0").rstrip(".") if x != int(x) else str(int(x))
 
 
 def totals(results: list[PartResult]) -> tuple[float, float, float, float]:
@@ -26,71 +29,412 @@ def all_passed(results: list[PartResult]) -> bool:
 
 
 def scoreboard(hw: Homework, results: list[PartResult], source: str, rerun_prefix: str, verbose: bool = False,
-               partial: bool = False) -> str:
+               partial: bool | Collection[str] = False, whole: Mapping[str, list[dict]] | None = None,
+               files: str | None = None) -> str:
+    """The scoreboard and the feedback, as the student reads it.
+
+    ``partial``: True, or the ids of the parts of which only some checks ran (``ppo::test_x``): their rows show
+    the checks run and what those are worth, never the part's score. ``whole``: part id -> every check of that
+    part (``{"name", "weight", "bonus"}``), to say what the checks run are worth; without it the points of a
+    partial part are not shown. ``files``: the folder of the graded modules as the student names it
+    (``homework/<hw>``; None for a notebook), for the first run's preface.
+    """
+    part_ids = {r.part.id for r in results}
+    partial_ids = set(part_ids if partial is True else (partial or ()))
+    full = [r for r in results if r.part.id not in partial_ids]
+    part_runs = [r for r in results if r.part.id in partial_ids]
     lines = [f"{hw.name} — {hw.title}", f"Проверяем: {source}"]
+    if not part_runs and _untouched(results):
+        lines += _first_run(hw, results, rerun_prefix, files)
+    if part_runs:
+        which = "" if not full else f" (часть {', '.join(r.part.id for r in part_runs)})"
+        lines.append(f"Запущены только выбранные проверки{which}: баллы ниже — только за них, "
+                     "оценки за часть здесь нет.")
+    lines.append("")
+    width = max([len(r.part.title) for r in results] + [8])
+    lines.append(f"  {'часть':<16} {'':<{width}}  {'проверки':>11}  {'баллы':>9}")
+    worth = {r.part.id: _worth(r, (whole or {}).get(r.part.id)) for r in part_runs}
+    for r in results:
+        mark = "✓" if r.checks and not r.error and r.n_passed == len(r.checks) else "✗"
+        if r.part.id in partial_ids:
+            total = len((whole or {}).get(r.part.id) or [])
+            passed = f"{r.n_passed}/{len(r.checks)}" + (f" из {total}" if total else "")
+            got, out_of = worth[r.part.id]
+            pts = f"{_points(got, 2)}/{_points(out_of, 2)}" if out_of is not None else "—"
+        else:
+            passed = f"{r.n_passed}/{len(r.checks)}" if not r.error else "—"
+            pts = f"{_points(r.score)}/{_points(r.part.points)}"
+            if r.part.bonus_points:
+                pts += f" +{_points(r.bonus_score)}/{_points(r.part.bonus_points)} бонус"
+        lines.append(f"{mark} {r.part.id:<16} {r.part.title:<{width}}  {passed:>11}  {pts:>9}")
+    lines.append("")
+    if full:
+        score, max_score, bonus, max_bonus = totals(full)
+        n_passed = sum(r.n_passed for r in full)
+        n_total = sum(len(r.checks) for r in full)
+        percent = 100 * score / max_score if max_score else 0.0
+        total = (f"Итого: {_points(score)} из {_points(max_score)} баллов ({percent:.0f}%), "
+                 f"проверок пройдено {n_passed} из {n_total}")
+        if max_bonus:
+            total += f"; бонус {_points(bonus)} из {_points(max_bonus)}"
+        lines.append(total)
+    if part_runs:
+        n_passed = sum(r.n_passed for r in part_runs)
+        n_total = sum(len(r.checks) for r in part_runs)
+        known = [worth[r.part.id] for r in part_runs if worth[r.part.id][1] is not None]
+        which = "" if not full else f" ({', '.join(r.part.id for r in part_runs)})"
+        text = f"Выбранные проверки{which}: пройдено {n_passed} из {n_total}"
+        if known and len(known) == len(part_runs):
+            text += (f", {_points(sum(g for g, _ in known), 2)} из {_points(sum(t for _, t in known), 2)} балла "
+                     "(не оценка за часть)")
+        lines.append(text)
     levels = sorted({r.confinement for r in results if r.confinement})
     if levels:
         lines.append(f"Ваш код выполнялся в отдельном процессе ({'; '.join(levels)}).")
-    if partial:
-        lines.append("Запущены только выбранные проверки: баллы ниже — по ним, а не за всю часть.")
-    lines.append("")
-    width = max([len(r.part.title) for r in results] + [8])
-    lines.append(f"  {'часть':<16} {'':<{width}}  {'проверки':>9}  {'баллы':>9}")
-    for r in results:
-        passed = f"{r.n_passed}/{len(r.checks)}" if not r.error else "—"
-        mark = "✓" if r.checks and not r.error and r.n_passed == len(r.checks) else "✗"
-        pts = f"{_points(r.score)}/{_points(r.part.points)}"
-        if r.part.bonus_points:
-            pts += f" +{_points(r.bonus_score)}/{_points(r.part.bonus_points)} бонус"
-        lines.append(f"{mark} {r.part.id:<16} {r.part.title:<{width}}  {passed:>9}  {pts:>9}")
-    score, max_score, bonus, max_bonus = totals(results)
-    n_passed = sum(r.n_passed for r in results)
-    n_total = sum(len(r.checks) for r in results)
-    percent = 100 * score / max_score if max_score else 0.0
-    total = f"Итого: {_points(score)} из {_points(max_score)} баллов ({percent:.0f}%), проверок пройдено {n_passed} из {n_total}"
-    if max_bonus:
-        total += f"; бонус {_points(bonus)} из {_points(max_bonus)}"
-    lines += ["", total]
-    failures = _failures(results, rerun_prefix, verbose)
+    failures = _failures(hw, results, rerun_prefix, verbose)
     if failures:
         lines += ["", *failures]
     elif all_passed(results):
-        lines += ["", "Все проверки пройдены. Отличная работа!"]
+        if part_runs:
+            lines += ["", "Выбранные проверки пройдены. Оценка за часть — после всех её проверок: "
+                      + ", ".join(f'{rerun_prefix} "{r.part.id}"' for r in part_runs)]
+        else:
+            lines += ["", "Все проверки пройдены. Отличная работа!"]
     return "\n".join(lines)
 
 
-def _grouped(c: CheckResult, verbose: bool) -> bool:
-    """Failures shown once for many checks: a module that does not load, a TODO, a function known to hang."""
-    return c.kind == "load" or (c.kind in ("todo", "hung") and not verbose)
+def _worth(r: PartResult, every: list[dict] | None) -> tuple[float, float | None]:
+    """(points of the passed checks, points of the checks run) of a part run in part; None when unknown."""
+    if not every:
+        return 0.0, None
+    weights = {c["name"]: (float(c.get("weight", 1.0)), bool(c.get("bonus", False))) for c in every}
+    pool = {b: sum(w for w, bb in weights.values() if bb == b) for b in (False, True)}
+    got = out_of = 0.0
+    for c in r.checks:
+        if c.name not in weights:
+            return 0.0, None
+        w, bonus = weights[c.name]
+        value = (r.part.bonus_points if bonus else r.part.points) * w / pool[bonus] if pool[bonus] else 0.0
+        out_of += value
+        got += value if c.passed else 0.0
+    return got, out_of
 
 
-def _failures(results: list[PartResult], rerun_prefix: str, verbose: bool) -> list[str]:
+# ---- the first run: untouched stubs --------------------------------------------------------------------
+
+def _untouched(results: list[PartResult]) -> bool:
+    """Nothing written yet: every check of every part fails as "not implemented"."""
+    return bool(results) and all(not r.error and r.checks and all(c.kind == "todo" for c in r.checks)
+                                 for r in results)
+
+
+def _first_run(hw: Homework, results: list[PartResult], rerun_prefix: str, files: str | None) -> list[str]:
+    first = results[0].part
+    max_score = sum(r.part.points for r in results)
+    lines = ["", f"Начало работы: функции ещё не написаны (везде TODO), поэтому 0 из {_points(max_score)} — "
+                 "нормальный старт, а не ошибка."]
+    statement = hw.homework_dir / "README.md"
+    if statement.is_file():
+        lines.append(f"  Условие: {statement.relative_to(ROOT).as_posix()}")
+    if files is not None:
+        lines.append(f"  Начните с части {first.id} («{first.title}»):")
+        lines.append(f"  допишите функции с # TODO в файле {files.rstrip('/')}/{first.module}.py")
+        lines.append(f"  и проверяйте только эту часть: {rerun_prefix} {first.id}")
+    else:
+        lines.append(f"  Начните с части {first.id} («{first.title}»): допишите её функции с # TODO.")
+    return lines
+
+
+# ---- the failures, grouped by the function to fix --------------------------------------------------------
+
+_TODO = re.compile(r"не реализовано \(TODO\): (\w+)")
+_RUNNING = re.compile(r"(?:выполнялась функция|функция) (\w+)")
+_HUNG_IN = re.compile(r"зависла в проверке «(.*)»\s*\(превышено время", re.S)  # the check a hung function hung in
+
+
+def _grouped(c: CheckResult) -> bool:
+    """Failures shown as one line for many checks: a module that does not load, a TODO."""
+    return c.kind in ("load", "todo")
+
+
+def _failures(hw: Homework, results: list[PartResult], rerun_prefix: str, verbose: bool) -> list[str]:
     out: list[str] = []
+    real = False  # a failure other than a TODO: -v has something to show
     for r in results:
         if r.error:
             out += [f"✗ [{r.part.id}] часть не проверена:", textwrap.indent(r.error, "    "), ""]
         if r.notes:
             out += [f"! [{r.part.id}] ячейки тетрадки, которые не выполнились (остальное проверено):",
                     *[f"    {n}" for n in r.notes], ""]
-        todo: "OrderedDict[str, list[CheckResult]]" = OrderedDict()
-        for c in r.checks:  # one line for many checks failing the same way
-            if not c.passed and _grouped(c, verbose):
-                todo.setdefault(c.message, []).append(c)
-        for message, checks in todo.items():
-            head, *rest = message.strip().splitlines() or [""]
-            out.append(f"✗ [{r.part.id}] {head} — не пройдено проверок: {len(checks)}")
-            out += [textwrap.indent(line, "    ") for line in rest]
-        if todo:
+        failed = [c for c in r.checks if not c.passed]
+        if failed and len(failed) == len(r.checks) and all(_TODO.fullmatch(c.message.strip()) for c in failed):
+            names = list(OrderedDict.fromkeys(_TODO.fullmatch(c.message.strip()).group(1) for c in failed))
+            out += [f"✗ [{r.part.id}] не реализовано (TODO): {', '.join(names)} — не пройдено проверок: {len(failed)}"]
+            if verbose:  # one traceback per function
+                for name in names:
+                    c = next(c for c in failed if _TODO.fullmatch(c.message.strip()).group(1) == name)
+                    out += [f"    {name}:", _bar(_last_frame(c.traceback))]
+            continue
+        out += _one_line_per_message(r.part.id, [c for c in failed if c.kind == "load"], verbose)
+        order, callees = function_order(hw, r.part)
+        groups = _by_function([c for c in failed if c.kind != "load"], order)
+        rank = {f: i for i, f in enumerate(order)}
+        shown: set[str] = set()  # functions whose failures are already above
+        for func in sorted(groups, key=lambda f: (rank.get(f, len(order)), not f)):
+            checks = groups[func]
+            out += _one_line_per_message(r.part.id, [c for c in checks if _grouped(c)], verbose)
+            rest = [c for c in checks if not _grouped(c)]
+            if rest:
+                real = True
+                before = [g for g in sorted(callees.get(func, ()), key=lambda f: rank.get(f, 0)) if g in shown]
+                if not func and shown:  # checks not traced to a function defer to the functions above
+                    before = sorted(shown, key=lambda f: rank.get(f, 0))
+                if out and out[-1]:
+                    out.append("")
+                out += _function_group(r.part.id, func, rest, before, rerun_prefix, verbose)
+            shown.add(func)
+        if out and out[-1]:
             out.append("")
-        for c in r.checks:
-            if c.passed or _grouped(c, verbose):
-                continue
-            out.append(f"✗ [{r.part.id}] {c.title}")
-            out.append(textwrap.indent(c.message.strip() or "проверка не прошла", "    "))
-            if verbose and c.traceback:
-                out.append(textwrap.indent(c.traceback.rstrip(), "    | "))
-            out.append(f'    Повторить: {rerun_prefix} "{r.part.id}::{c.name}"')
-            out.append("")
-    if any(not c.passed for r in results for c in r.checks) and not verbose:
-        out.append("Подробности с трассировкой: добавьте -v.")
+    if real and not verbose:
+        out += ["" if out and out[-1] else None, "Подробности с трассировкой: добавьте -v."]
+    out = [line for line in out if line is not None]
+    while out and not out[-1]:
+        out.pop()
     return out
+
+
+def _bar(traceback: str) -> str:
+    return textwrap.indent(traceback, "    | ", lambda line: True)
+
+
+def _by_function(failed: list[CheckResult], order: list[str]) -> "OrderedDict[str, list[CheckResult]]":
+    """The failed checks grouped by the function each is about, in the test file's order within a group.
+
+    A check that called several functions (TD against Monte Carlo on the same episodes) joins the group of one
+    of them that fails on its own, preferably one whose failure names a typical mistake: the comparison
+    fails because of that function; otherwise it is about the last function it called.
+    """
+    known = set(order)
+    alone: dict[str, list[CheckResult]] = {}
+    for c in failed:
+        called = [f for f in getattr(c, "functions", None) or [] if f in known or not known]
+        if len(called) <= 1:
+            alone.setdefault(subject(c, order), []).append(c)
+    timed_out = {c.title: c for c in failed if c.kind == "timeout"}
+    groups: "OrderedDict[str, list[CheckResult]]" = OrderedDict()
+    for c in failed:
+        called = [f for f in getattr(c, "functions", None) or [] if f in known or not known]
+        func = subject(c, order)
+        hung_in = _HUNG_IN.search(c.message) if c.kind == "hung" else None
+        if hung_in and hung_in.group(1) in timed_out:  # the same loop: read where it ran past the limit
+            func = subject(timed_out[hung_in.group(1)], order)
+        elif len(called) > 1 and c.kind != "todo":
+            owners = [f for f in called if f in alone]
+            named = [f for f in owners if any(DIAGNOSIS in x.message for x in alone[f])]
+            func = (named or owners or [func])[-1]
+        groups.setdefault(func, []).append(c)
+    return groups
+
+
+def _last_frame(traceback: str) -> str:
+    """The last section of a pytest traceback: where the student's code raised (for a TODO, its stub)."""
+    sections = re.split(r"\n(?:_ )+_\s*\n", traceback.rstrip())
+    return sections[-1].strip("\n")
+
+
+def _one_line_per_message(part_id: str, checks: list[CheckResult], verbose: bool) -> list[str]:
+    """One line for many checks failing the same way (a TODO, a module that does not load); with -v, one
+    traceback per line, not per check."""
+    by_message: "OrderedDict[str, list[CheckResult]]" = OrderedDict()
+    for c in checks:
+        by_message.setdefault(c.message, []).append(c)
+    out: list[str] = []
+    for message, same in by_message.items():
+        head, *rest = message.strip().splitlines() or [""]
+        out.append(f"✗ [{part_id}] {head} — не пройдено проверок: {len(same)}")
+        out += [textwrap.indent(line, "    ") for line in rest]
+        if verbose and same[0].traceback:
+            tb = _last_frame(same[0].traceback) if same[0].kind == "todo" else same[0].traceback.rstrip()
+            out.append(_bar(tb))
+    return out
+
+
+def _lead(checks: list[CheckResult]) -> CheckResult:
+    """The failure to read first: a named typical mistake, else a specific explanation, else the first."""
+    def rank(c: CheckResult) -> int:
+        if DIAGNOSIS in c.message:
+            return 0
+        if c.kind == "hung":
+            return 3
+        hs = hints(c.message)
+        if hs and all(is_generic(h) for h in hs) or is_generic(c.message.splitlines()[-1] if c.message else ""):
+            return 4
+        return 1 if hs else 2
+    return min(checks, key=rank)  # min keeps the first of equal rank: the test file's order
+
+
+def _function_group(part_id: str, func: str, checks: list[CheckResult], before: list[str], rerun_prefix: str,
+                    verbose: bool) -> list[str]:
+    rerun = lambda c: f'{rerun_prefix} "{part_id}::{c.name}"'  # noqa: E731
+    name = func or "другие проверки"
+    if before:  # a function this one calls failed above: fix that first
+        callee = ", ".join(before)
+        why = f"{func} вызывает {callee}, где есть ошибки (см. выше)" if func else f"выше есть ошибки в {callee}"
+        out = [f"■ [{part_id}] {name} — не пройдено проверок: {len(checks)}. {why}: исправьте сначала "
+               f"{'её' if len(before) == 1 else 'их'} — возможно, эти проверки пройдут сами."]
+        out += [f"    · {c.title} — {rerun(c)}" for c in checks]
+        return out + [""]
+    lead = _lead(checks)
+    others = [c for c in checks if c is not lead]
+    out = [f"■ [{part_id}] {name} — не пройдено проверок: {len(checks)}"] if others else []
+    out.append(f"✗ [{part_id}] {lead.title}")
+    out.append(textwrap.indent(lead.message.strip() or "проверка не прошла", "    ", lambda line: True))
+    if verbose and lead.traceback:
+        out.append(_bar(lead.traceback.rstrip()))
+    out.append(f"    Повторить: {rerun(lead)}")
+    if others:
+        out.append(f"  Остальные непройденные проверки {func or 'этой группы'} — скорее всего, по той же причине: "
+                   "исправьте её и запустите снова.")
+        out += [f"    · {c.title} — {rerun(c)}" for c in others]
+    return out + [""]
+
+
+def subject(c: CheckResult, functions: list[str]) -> str:
+    """The function of the module under test a failed check is about ("" when unknown).
+
+    A TODO names the function to write; otherwise the last function the check called (the one whose answer it
+    was comparing); for a check that did not finish (a time limit), the public function its message names
+    («выполнялась функция X»), else one named in the test's name (``test_x[policy_iteration]``) or in the
+    first line of its message.
+    """
+    known = set(functions)
+    m = _TODO.search(c.message)
+    if m and (m.group(1) in known or not known):
+        return m.group(1)
+    called = [f for f in getattr(c, "functions", None) or [] if f in known or not known]
+    if called:
+        return called[-1]
+    for m in _RUNNING.finditer(c.message):
+        if m.group(1) in known and not m.group(1).startswith("_"):
+            return m.group(1)
+    test = "_" + re.sub(r"\W", "_", c.name) + "_"
+    named = [f for f in functions if f"_{f}_" in test]
+    if named:
+        return max(named, key=len)
+    head = c.message.strip().splitlines()[0] if c.message.strip() else ""
+    words = set(re.findall(r"\w+", head))
+    return next((f for f in functions if f in words), "")
+
+
+_ORDER_CACHE: dict[tuple[str, float], tuple[list[str], dict[str, set[str]]]] = {}
+
+
+def function_order(hw: Homework, part) -> tuple[list[str], dict[str, set[str]]]:
+    """The part module's functions in the order to fix them, and what each calls (transitively).
+
+    Read with ``ast`` from the reference module (or, in the student's copy, the stub): a function that others
+    call comes before them (td_errors, gae, ppo_loss); otherwise the order of definition.
+    """
+    path = hw.solutions_dir / f"{part.module}.py"
+    if not path.is_file():
+        path = hw.homework_dir / f"{part.module}.py"
+    try:
+        key = (str(path), path.stat().st_mtime)
+        if key not in _ORDER_CACHE:
+            _ORDER_CACHE[key] = _call_graph(ast.parse(path.read_text(encoding="utf-8")))
+        return _ORDER_CACHE[key]
+    except (OSError, SyntaxError, ValueError):
+        return [], {}
+
+
+def _call_graph(tree: ast.Module) -> tuple[list[str], dict[str, set[str]]]:
+    defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    names = [d.name for d in defs]
+    direct = {d.name: [] for d in defs}
+    for d in defs:
+        for node in ast.walk(d):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in direct \
+                    and node.func.id != d.name and node.func.id not in direct[d.name]:
+                direct[d.name].append(node.func.id)
+    order: list[str] = []
+    visiting: set[str] = set()
+
+    def visit(f: str) -> None:
+        if f in order or f in visiting:
+            return
+        visiting.add(f)
+        for g in sorted(direct[f], key=names.index):
+            visit(g)
+        visiting.discard(f)
+        order.append(f)
+
+    for f in names:
+        visit(f)
+    reach: dict[str, set[str]] = {}
+    for f in names:
+        seen, stack = set(), list(direct[f])
+        while stack:
+            g = stack.pop()
+            if g not in seen and g != f:
+                seen.add(g)
+                stack += direct[g]
+        reach[f] = seen
+    return order, reach
+
+
+# ---- reading the feedback back (benchmarks/feedback_quality.py, tests/kit/test_feedback.py) --------------
+
+DIAGNOSIS = "Похоже на типичную ошибку"  # the words a check uses when the answer matches a known mistake
+
+# Hints that fit any wrong answer, so they say nothing about the mistake at hand: the form of the answer,
+# its type, NaN, "not written yet", "see the other checks". Substrings; the one place they are listed.
+GENERIC_HINTS = (
+    "проверьте форму ответа",
+    "в ответе есть NaN или бесконечность",
+    "функция ничего не вернула",
+    "функция должна вернуть один массив",
+    "функция должна вернуть одно число",
+    "верните пару: return",
+    "проверьте тип и форму того, что возвращает функция",
+    "приводите входы к числам",
+    "их проверки точнее",
+)
+
+_HINT = re.compile(r"^\s*Подсказка:\s*(.*)$")
+
+
+def hints(text: str) -> list[str]:
+    """The «Подсказка:» lines of a failure's text, without the label."""
+    return [m.group(1) for m in map(_HINT.match, text.splitlines()) if m]
+
+
+def is_generic(hint: str) -> bool:
+    return any(g in hint for g in GENERIC_HINTS)
+
+
+def is_specific(text: str) -> bool:
+    """A failure's text names the mistake (a diagnosis) or carries a hint that is not generic."""
+    return DIAGNOSIS in text or any(not is_generic(h) for h in hints(text))
+
+
+def failure_blocks(text: str) -> list[str]:
+    """The failure blocks of a rendered scoreboard, in the order the student reads them.
+
+    A block opens with a line starting with «✗» (after indentation) below the «Итого» line, and runs up to an
+    empty line, a line that is not indented, the next «✗» line or a one-line entry («·»). One-line entries and
+    notes («!») are not blocks.
+    """
+    lines = text.splitlines()
+    start = next((i + 1 for i, line in enumerate(lines) if line.startswith("Итого")), 0)
+    blocks: list[list[str]] = []
+    current: list[str] | None = None
+    for line in lines[start:]:
+        stripped = line.strip()
+        if stripped.startswith("✗"):
+            current = [line]
+            blocks.append(current)
+        elif not line or stripped.startswith("·") or not line.startswith(" "):
+            current = None
+        elif current is not None:
+            current.append(line)
+    return ["\n".join(b) for b in blocks]

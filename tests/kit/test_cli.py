@@ -1,5 +1,35 @@
 """The grader's command line: exit codes, usage errors, selections, verbosity."""
+import json
+
+import pytest
 from kit import HW, run_check
+
+from grader.homeworks import ROOT
+
+ONE = "ppo::test_td_errors_courier"
+SOLUTIONS = str(ROOT / "solutions" / HW)
+TD_ERRORS = ("import numpy as np\n"
+             "def td_errors(rewards, values, last_value, gamma):\n"
+             "    v = np.asarray(values, float)\n"
+             "    return np.asarray(rewards, float) + gamma * np.append(v[1:], last_value) - v\n")
+
+
+def usage_error(proc, *words: str) -> str:
+    """Exit 2, nothing graded, one line in Russian on stderr that holds ``words``."""
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stdout == "", proc.stdout
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ошибка: "), proc.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
+
+
+def notebook(path, source: str):
+    path.write_text(json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "source": source, "outputs": [],
+                                           "execution_count": None}],
+                                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
+    return path
 
 
 def test_unknown_homework_lists_what_exists():
@@ -14,6 +44,34 @@ def test_unknown_part_lists_parts():
     assert "nonsense" in proc.stderr and "ppo" in proc.stderr
 
 
+def test_unknown_part_suggests_the_closest_name():
+    usage_error(run_check(HW, "pp0"), "нет части «pp0»", "Может быть, ppo?")
+
+
+def test_a_part_without_the_homework_says_the_order():
+    usage_error(run_check("ppo"), "«ppo» — часть, а не домашняя работа", f"python homework/check.py {HW} ppo")
+
+
+@pytest.mark.parametrize("args", [
+    [HW, "-v", ONE, "--solutions"],
+    [HW, "--solutions", ONE],
+    ["--solutions", HW, ONE],
+    [HW, "--dir", SOLUTIONS, ONE],
+    ["--jobs", "1", HW, "--timeout", "30", ONE, "--solutions"],
+], ids=["verbose_first", "source_first", "options_before_homework", "dir_before_part", "numbers_between"])
+def test_options_may_stand_before_or_after_the_parts(args):
+    proc = run_check(*args)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1/1 из 41" in proc.stdout and "Выбранные проверки пройдены" in proc.stdout, proc.stdout
+
+
+def test_notebook_option_before_the_part(tmp_path):
+    path = notebook(tmp_path / "student.ipynb", TD_ERRORS)
+    proc = run_check(HW, "--notebook", str(path), ONE)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"тетрадка {path}" in proc.stdout and "1/1 из 41" in proc.stdout, proc.stdout
+
+
 def test_no_homework_is_a_usage_error():
     proc = run_check()
     assert proc.returncode == 2 and HW in proc.stderr
@@ -25,8 +83,31 @@ def test_bad_option_is_a_usage_error():
 
 
 def test_missing_notebook_or_folder_is_a_usage_error(tmp_path):
-    assert run_check(HW, "--notebook", str(tmp_path / "none.ipynb")).returncode == 2
-    assert run_check(HW, "--dir", str(tmp_path / "none")).returncode == 2
+    usage_error(run_check(HW, "--notebook", str(tmp_path / "none.ipynb")), "такого файла нет", ".ipynb")
+    usage_error(run_check(HW, "--dir", str(tmp_path / "none")), "такой папки нет", "папку с модулями")
+
+
+def test_a_path_of_the_wrong_kind_says_which_option_fits():
+    usage_error(run_check(HW, "--notebook", "README.md", "ppo"), "--notebook README.md: это не тетрадка", "--dir")
+    usage_error(run_check(HW, "--dir", "README.md", "ppo"), "--dir README.md: это файл", "папку с модулями")
+    usage_error(run_check(HW, "--notebook", "homework", "ppo"), "это папка", "--dir homework")
+
+
+def test_a_notebook_that_is_not_json_is_reported_once(tmp_path):
+    path = tmp_path / "broken.ipynb"
+    path.write_text('{"cells": [', encoding="utf-8")
+    line = usage_error(run_check(HW, "--notebook", str(path)), "это не JSON", "строка 1", "сохраните заново")
+    assert line.count("не JSON") == 1
+    (tmp_path / "empty.ipynb").write_text("{}", encoding="utf-8")
+    usage_error(run_check(HW, "--notebook", str(tmp_path / "empty.ipynb")), "не тетрадка Jupyter")
+
+
+def test_bad_numbers_and_misplaced_options_are_usage_errors():
+    usage_error(run_check(HW, "--jobs", "0"), "--jobs 0", "не меньше 1")
+    usage_error(run_check(HW, "--timeout", "-1"), "--timeout -1", "больше 0")
+    usage_error(run_check(HW, "ppo", "--feedback", "out"), "--feedback", "--batch")
+    usage_error(run_check(HW, "--solutions", "--dir", "x"), "нельзя вместе с --solutions")
+    usage_error(run_check(HW, "--solutoins"), "неизвестная опция --solutoins", "Может быть, --solutions?")
 
 
 def test_one_check_can_be_rerun_by_the_printed_command():
@@ -40,10 +121,60 @@ def test_one_check_can_be_rerun_by_the_printed_command():
     assert "1/1" in proc.stdout and "только выбранные проверки" in proc.stdout
 
 
-def test_unknown_check_name_is_reported():
-    proc = run_check(HW, "ppo::test_no_such_check")
+def test_one_check_is_scored_as_one_check_not_as_the_part():
+    proc = run_check(HW, "ppo::test_gae_courier[lam0.95]", "--solutions")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    row = next(line for line in out.splitlines() if line.startswith("✓ ppo"))
+    assert "1/1 из 41" in row and "20/20" not in row, row  # the checks run and what they are worth
+    assert "оценки за часть здесь нет" in out and "Итого:" not in out and "100%" not in out, out
+    assert "Все проверки пройдены" not in out and "Отличная работа" not in out, out
+    assert f'Выбранные проверки пройдены. Оценка за часть — после всех её проверок: python homework/check.py {HW} ' \
+           '--solutions "ppo"' in out, out
+    # a whole part next to a single check: the part is scored, the check is not passed off as its part
+    proc = run_check(HW, "dp", "ppo::test_gae_courier[lam0.95]", "--solutions")
+    assert "Итого: 15 из 15" in proc.stdout and "1/1 из 41" in proc.stdout, proc.stdout
+
+
+def test_a_subset_of_checks_shows_what_they_are_worth(tmp_path):
+    proc = run_check(HW, "ppo::test_gae_courier", "ppo::test_td_errors_courier")  # the stubs: all fail
     assert proc.returncode == 1
-    assert "нет проверки с таким именем" in proc.stdout
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("✗ ppo"))
+    assert "0/5 из 41" in row and "0/2.56" in row, row  # 5 of 41 equal checks of a 20-point part
+    assert "Выбранные проверки: пройдено 0 из 5" in proc.stdout
+
+
+def test_unknown_check_name_is_a_usage_error_with_close_names():
+    usage_error(run_check(HW, "ppo::test_no_such_check"), "в части ppo нет проверки «test_no_such_check»",
+                f"python homework/check.py {HW} ppo --list")
+    usage_error(run_check(HW, "ppo::test_gae_courie", "--solutions"), "Может быть, ppo::test_gae_courier")
+    usage_error(run_check(HW, "ppo::test_gae_courier[lam0.7]"), "нет варианта «[lam0.7]»", "test_gae_courier[lam0.5]")
+
+
+def test_list_with_a_part_shows_its_checks():
+    proc = run_check(HW, "ppo", "--list")
+    assert proc.returncode == 0 and '"ppo::test_gae_courier[lam0.95]"' in proc.stdout, proc.stdout
+
+
+def test_the_first_run_on_untouched_stubs_says_what_to_do():
+    proc = run_check(HW)
+    assert proc.returncode == 1
+    out = proc.stdout
+    assert "0 из 100 — нормальный старт" in out, out
+    assert f"Условие: homework/{HW}/README.md" in out
+    assert "Начните с части dp" in out and f"homework/{HW}/dp.py" in out
+    assert f"python homework/check.py {HW} dp" in out
+    assert "добавьте -v" not in out  # a traceback of a TODO says nothing new
+    # one line per part, not one per function or per check
+    assert sum(line.startswith("✗ [") for line in out.splitlines()) == 6, out
+
+
+def test_verbose_on_todo_shows_one_traceback_per_function():
+    proc = run_check(HW, "ppo", "-v")
+    out = proc.stdout
+    for func in ("td_errors", "gae", "ppo_clip_objective", "ppo_loss"):
+        assert out.count(f"NotImplementedError: TODO: {func}\n") == 1, out
+    assert len(out.splitlines()) < 400, len(out.splitlines())
 
 
 def test_list_shows_parts():
@@ -76,3 +207,14 @@ def test_help_and_usage_errors_speak_russian():
     assert "использование:" in proc.stdout and "опции:" in proc.stdout and "usage:" not in proc.stdout
     proc = run_check(HW, "--jobs", "x")
     assert proc.returncode == 2 and "нужно целое число" in proc.stderr and "invalid" not in proc.stderr
+
+
+def test_build_check_says_in_one_line_that_everything_is_fresh():
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "grader.build", "--check"], cwd=str(ROOT), capture_output=True,
+                          text=True, encoding="utf-8")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("up to date:") and HW in lines[0], proc.stdout

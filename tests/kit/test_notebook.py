@@ -264,7 +264,9 @@ def test_check_explains_a_failure_in_the_students_function_and_how_to_rerun_it()
     bad = "def gae(rewards, values, last_value, gamma, lam):\n    x = 1\n    return undefined_name\n"
     out = _printed("ppo", _ppo_namespace(bad))
     assert "ошибка в вашем коде: NameError" in out and "в функции gae, строка 3" in out, out
-    assert 'Повторить: check("ppo::test_gae_courier[lam0.5]")' in out, out
+    # the first failure in full, the other checks of gae one line each, every one with its rerun call
+    assert 'Повторить: check("ppo::test_gae_courier[lam0.0]")' in out, out
+    assert '— check("ppo::test_gae_courier[lam0.5]")' in out, out
     out = _printed("ppo::test_gae_courier[lam0.5]", _ppo_namespace(bad))
     assert "0/1" in out and "только выбранные проверки" in out, out
 

@@ -1,0 +1,149 @@
+"""The feedback a student reads: one mistake, one diagnosis, in the order to fix things.
+
+The report groups the failures of one function under it, callee first (td_errors, gae, ppo_loss); a named typical
+mistake leads its group and the group's other failed checks are one line each; a function whose callee failed
+above defers to it. Every typical mistake of the kit's catalogue opens the feedback with a diagnosis or a hint
+that is about something (grader.report.GENERIC_HINTS lists the texts that are not).
+"""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from kit import HW
+from test_mutants import CASES, _mutant_folder
+
+from grader import homeworks, report
+from grader.checks import CheckFailure, check_close
+from grader.runner import CheckResult, PartResult, run_part
+
+RERUN = f"python homework/check.py {HW}"
+DIAG = "Похоже на типичную ошибку: рекурсия идёт с начала траектории, а нужно с конца (reversed)."
+
+
+def failure(name: str, function: str, message: str, kind: str = "check") -> CheckResult:
+    return CheckResult(f"tests/{HW}/test_ppo.py::{name}", name, f"проверка {name}", "failed", kind, message,
+                       functions=[function] if function else [])
+
+
+def passing(name: str, function: str) -> CheckResult:
+    return CheckResult(f"tests/{HW}/test_ppo.py::{name}", name, f"проверка {name}", "passed", functions=[function])
+
+
+def render(*checks: CheckResult) -> str:
+    hw = homeworks.load(HW)
+    return report.scoreboard(hw, [PartResult(hw.part("ppo"), list(checks))], "ваш код", RERUN)
+
+
+def test_one_mistake_reads_as_one_diagnosis_with_the_other_checks_one_line_each():
+    text = render(
+        passing("test_td", "td_errors"),
+        failure("test_gae_types", "gae", "Проверяли: gae на float32\nПодсказка: приводите входы к числам: np.asarray"),
+        failure("test_gae_courier", "gae", f"Проверяли: gae для курьера\n{DIAG}\nПодсказка: проход с конца"),
+        failure("test_gae_random", "gae", "Проверяли: gae на случайных\nОжидали: 1\nПолучили: 2"),
+    )
+    blocks = report.failure_blocks(text)
+    assert len(blocks) == 1, text
+    assert blocks[0].startswith("✗ [ppo] проверка test_gae_courier") and DIAG in blocks[0], text
+    assert "■ [ppo] gae — не пройдено проверок: 3" in text
+    for name in ("test_gae_types", "test_gae_random"):  # one line each: the title and the rerun command
+        assert f'    · проверка {name} — {RERUN} "ppo::{name}"' in text, text
+    assert "приводите входы к числам" not in text  # the generic hint of a check that defers to the diagnosis
+
+
+def test_functions_are_shown_callee_first_and_a_caller_defers_to_its_callee():
+    text = render(  # the test file's order puts ppo_loss first here; the fix order does not
+        failure("test_loss", "ppo_loss", "Проверяли: loss\nПодсказка: c_v·(V − R̂)²"),
+        failure("test_gae", "gae", "Проверяли: gae\nПодсказка: проход с конца"),
+        failure("test_clip", "ppo_clip_objective", "Проверяли: клип\nПодсказка: min, а не max"),
+        failure("test_td", "td_errors", "Проверяли: δ\nПодсказка: δ_t = r_t + γ·V(s_{t+1}) − V(s_t)"),
+    )
+    blocks = report.failure_blocks(text)
+    assert [b.splitlines()[0] for b in blocks] == ["✗ [ppo] проверка test_td", "✗ [ppo] проверка test_clip"], text
+    assert text.index("test_td") < text.index("test_gae") < text.index("test_clip") < text.index("test_loss")
+    assert "■ [ppo] gae — не пройдено проверок: 1. gae вызывает td_errors" in text, text
+    assert "■ [ppo] ppo_loss — не пройдено проверок: 1. ppo_loss вызывает ppo_clip_objective" in text, text
+
+
+def test_a_check_without_recorded_calls_is_grouped_by_the_function_its_name_or_message_names():
+    text = render(
+        failure("test_gae_courier", "", f"Проверяли: gae для курьера\n{DIAG}"),
+        failure("test_quiz_question_2", "", "Проверяли: gae для вопроса 2\nОжидали: 1"),
+    )
+    assert len(report.failure_blocks(text)) == 1 and "■ [ppo] gae — не пройдено проверок: 2" in text, text
+
+
+def test_without_a_diagnosis_a_specific_hint_leads_over_a_generic_one():
+    text = render(
+        failure("test_gae_types", "gae", "Проверяли: gae на float32\nПодсказка: приводите входы к числам"),
+        failure("test_gae_courier", "gae", "Проверяли: gae для курьера\nПодсказка: проход с конца траектории"),
+    )
+    blocks = report.failure_blocks(text)
+    assert len(blocks) == 1 and "проход с конца траектории" in blocks[0], text
+
+
+def test_generic_hints_are_told_apart():
+    assert report.is_generic("приводите входы к числам: np.asarray(x, dtype=float)")
+    assert not report.is_generic("Â_t = δ_t + γλ·Â_{t+1}, проход с конца траектории")
+    assert report.is_specific(f"Проверяли: x\n{DIAG}")
+    assert not report.is_specific("Проверяли: x\nПодсказка: проверьте форму ответа: он должен совпадать")
+
+
+def test_a_mismatch_hidden_in_the_elided_middle_is_shown_in_a_window():
+    expected = np.linspace(0.0, 1.0, 30)
+    got = expected.copy()
+    got[13] += 0.5
+    got[15] -= 0.25
+    with pytest.raises(CheckFailure) as info:
+        check_close(got, expected, what="массив")
+    text = str(info.value)
+    assert "..." in text and "Первое расхождение в позиции 13" in text
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("Вокруг позиции 13"))
+    head, exp, out, marks = lines[at + 1:at + 5]
+    assert head.split()[1:] == [str(i) for i in range(10, 17)]
+    assert exp.split()[0] == "ожидали" and out.split()[0] == "получили"
+    assert float(exp.split()[4]) == pytest.approx(expected[13], abs=1e-4)
+    assert float(out.split()[4]) == pytest.approx(got[13], abs=1e-4)
+    # the marks stand under positions 13 and 15, aligned with their columns
+    columns = [head.index(f" {i}") + 1 + len(str(i)) for i in range(10, 17)]  # right edge of each column
+    marked = [i for i, right in zip(range(10, 17), columns) if marks[right - 1:right] == "^"]
+    assert marked == [13, 15], "\n".join(lines[at:at + 5])
+
+
+def test_a_visible_mismatch_needs_no_window():
+    expected = np.linspace(0.0, 1.0, 30)
+    got = expected.copy()
+    got[1] += 0.5
+    with pytest.raises(CheckFailure) as info:
+        check_close(got, expected, what="массив")
+    assert "Вокруг позиции" not in str(info.value)
+
+
+# ---- every typical mistake of the catalogue -------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def feedback(request, tmp_path_factory):
+    """Each selected mutant graded on its whole part (as the student runs it) and rendered, two at a time."""
+    selected = [item.callspec.params["path"] for item in request.session.items
+                if item.originalname == "test_every_mistake_opens_with_a_diagnosis_or_a_specific_hint"]
+
+    def grade(path):
+        hw, part, folder = _mutant_folder(path, tmp_path_factory.mktemp(path.stem))
+        result = run_part(hw, part, str(folder))
+        return result, report.scoreboard(hw, [result], "модули", RERUN)
+
+    pool = ThreadPoolExecutor(max_workers=2)
+    futures = {path: pool.submit(grade, path) for path in selected}
+    yield futures
+    pool.shutdown(wait=True)
+
+
+@pytest.mark.parametrize("path", CASES, ids=[f"{p.parent.name}/{p.stem}" for p in CASES])
+def test_every_mistake_opens_with_a_diagnosis_or_a_specific_hint(path, feedback):
+    result, text = feedback[path].result()
+    assert not result.error, result.error
+    blocks = report.failure_blocks(text)
+    assert blocks, f"nothing failed:\n{text}"
+    assert report.is_specific(blocks[0]), f"the first block names no mistake and gives only a generic hint:\n{text}"
