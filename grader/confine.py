@@ -25,8 +25,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-NAMESPACES = "пространства имён Linux: своя файловая система только для чтения (без solutions/ и чужих работ), без сети, без чужих процессов"
-LIMITS_ONLY = "без пространств имён: чистое окружение, отдельная папка, ограничения ресурсов и отдельная сессия процессов"
+NAMESPACES = "пространства имён Linux: без сети, без solutions/ и чужих файлов"
+LIMITS_ONLY = "без пространств имён: только чистое окружение, своя папка и ограничения ресурсов"
 
 UNSHARE = ["--user", "--map-root-user", "--pid", "--fork", "--mount-proc", "--net", "--mount", "--kill-child"]
 MEMORY_BYTES = 3 * 2**30  # address space of the worker

@@ -26,7 +26,7 @@ from grader import confine, events, homeworks
 from grader.explain import explain
 from grader.homeworks import ROOT
 from grader.loading import NamespaceImplementation
-from grader.remote import Session
+from grader.remote import RemoteError, Session
 
 _NAMESPACES: dict[str, NamespaceImplementation] = {}  # --impl namespace:N -> a live namespace of this process
 _STATE = pytest.StashKey[dict]()
@@ -240,8 +240,11 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     if call.excinfo is not None and report.failed and _FAILURE not in item.stash:
-        kind, message = explain(call.excinfo.value, _live(item.config))
-        item.stash[_FAILURE] = (kind, message, report.longreprtext)
+        exc = call.excinfo.value
+        kind, message = explain(exc, _live(item.config))
+        # the student's own traceback, from the worker, where there is one; the check's otherwise
+        trace = exc.info.get("traceback", "") if isinstance(exc, RemoteError) else report.longreprtext
+        item.stash[_FAILURE] = (kind, message, str(trace))
     if call.when == "teardown":
         state = item.config.stash[_STATE]
         functions = []

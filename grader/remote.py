@@ -307,6 +307,9 @@ class Session:
                             "кортежи, словари и np.ndarray из чисел: верните np.ndarray / float.")
         if type(value) is not dict:
             raise WorkerCrashed(f"ответ на вызов {function} не читается")
+        if type(value.get("traceback")) is str:  # the student's files by their own path, not the scratch copy's
+            folder = self.source.parent if self.source.is_file() else self.source
+            value["traceback"] = value["traceback"].replace(str(self.tmp / "work") + os.sep, str(folder) + os.sep)
         raise _remote_error(value, function)
 
     # ---- the worker's life ------------------------------------------------------------------------------

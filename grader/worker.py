@@ -157,8 +157,10 @@ class Worker:
         else:
             kind = "error"
         message = repr(exc.code) if isinstance(exc, SystemExit) else _safe_str(exc)
+        shown = traceback.format_list([traceback.FrameSummary(f, n, name, line=code) for f, n, name, code in own[-20:]])
+        text = "".join(["Traceback (most recent call last):\n", *shown, *traceback.format_exception_only(type(exc), exc)])
         return {"type": type(exc).__name__, "builtin": type(exc).__module__ == "builtins", "message": message,
-                "kind": kind, "frames": own[-20:]}
+                "kind": kind, "frames": own[-20:], "traceback": text[-8000:]}
 
     def _is_students(self, filename: str) -> bool:
         if filename.startswith("<ячейка"):
