@@ -22,7 +22,7 @@ from pathlib import Path
 from grader import confine, export
 from grader.homeworks import Homework, Part, UsageError
 from grader.report import scoreboard, totals
-from grader.runner import PartResult, run_part
+from grader.runner import PartResult, run_parts
 
 _IGNORED = {"__pycache__", ".ipynb_checkpoints", ".git", ".pytest_cache"}
 UNCONFINED_WARNING = (
@@ -63,7 +63,7 @@ def grade_submission(hw: Homework, parts: list[tuple[Part, list[str] | None]], s
                      timeout: float | None = None) -> Submission:
     started = time.perf_counter()
     try:
-        sub.results = [run_part(hw, part, str(sub.path.resolve()), sel, timeout) for part, sel in parts]
+        sub.results = run_parts(hw, parts, str(sub.path.resolve()), timeout)  # one checking process per submission
     except Exception as exc:  # noqa: BLE001 - one submission must never stop the batch
         sub.error = f"{type(exc).__name__}: {exc}"
         sub.results = []

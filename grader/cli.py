@@ -19,7 +19,7 @@ from pathlib import Path
 from grader import export, homeworks
 from grader.homeworks import ROOT, UsageError
 from grader.report import all_passed, scoreboard
-from grader.runner import PYTEST_FLAGS, run_part
+from grader.runner import PYTEST_FLAGS, run_parts, schedule
 
 EPILOG = """примеры:
   python homework/check.py s6-hw00-rl-foundations              все части, ваш код из homework/
@@ -85,8 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--batch", metavar="DIR", help="проверить все работы в папке (по папке с модулями или тетрадке "
                                                     "на студента); с --csv — строка баллов на работу")
     p.add_argument("-v", "--verbose", action="store_true", help="показывать трассировки ошибок")
-    p.add_argument("--jobs", type=int, default=2, help="сколько частей (с --batch — работ) проверять параллельно "
-                                                       "(по умолчанию 2)")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 2,
+                   help="сколько частей (с --batch — работ) проверять параллельно (по умолчанию — по числу ядер)")
     p.add_argument("--timeout", type=float, default=None, help="лимит времени на одну проверку, с")
     p.add_argument("--json", metavar="PATH", help="записать результаты в формате Gradescope (results.json)")
     p.add_argument("--csv", metavar="PATH", help="записать баллы по частям строкой CSV")
@@ -305,9 +305,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ошибка: {exc}", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = [pool.submit(run_part, hw, part, impl, sel, args.timeout) for part, sel in selected]
-        results = [f.result() for f in futures]
+    groups = schedule(selected, args.jobs)  # one checking process per group, the costliest parts first
+    with ThreadPoolExecutor(max_workers=len(groups)) as pool:
+        graded = {r.part.id: r for g in pool.map(lambda g: run_parts(hw, g, impl, args.timeout), groups) for r in g}
+    results = [graded[part.id] for part, _ in selected]
     rerun = " ".join(["python homework/check.py", hw.name, *source_opts])
     files = None if args.notebook else (hw.homework_dir.relative_to(ROOT).as_posix() if impl == "homework"
                                          else args.dir or hw.solutions_dir.relative_to(ROOT).as_posix())

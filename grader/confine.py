@@ -23,6 +23,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 NAMESPACES = "пространства имён Linux: без сети, без solutions/ и чужих файлов"
@@ -47,19 +48,25 @@ def namespaces_available() -> bool:
         return False
     if setting == "on" and shutil.which("unshare"):  # the grader's command line probed already
         return True
-    if _probed is None:
-        unshare = shutil.which("unshare")
-        _probed = False
-        if sys.platform.startswith("linux") and unshare:
-            try:
-                probe = subprocess.run([unshare, *UNSHARE, "--", sys.executable, "-I", "-c", _PROBE],
-                                       capture_output=True, timeout=20, env=environment("probe"))
-                _probed = probe.returncode == 0 and probe.stdout.strip() == b"ok"
-            except (OSError, subprocess.SubprocessError):
-                _probed = False
+    with _PROBE_LOCK:  # the grader's threads ask at once; the first one probes
+        if _probed is None:
+            _probed = _probe()
     return _probed
 
 
+def _probe() -> bool:
+    unshare = shutil.which("unshare")
+    if not (sys.platform.startswith("linux") and unshare):
+        return False
+    try:
+        probe = subprocess.run([unshare, *UNSHARE, "--", sys.executable, "-I", "-c", _PROBE],
+                               capture_output=True, timeout=20, env=environment("probe"))
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return probe.returncode == 0 and probe.stdout.strip() == b"ok"
+
+
+_PROBE_LOCK = threading.Lock()
 _PROBE = ("import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); "
           "assert libc.mount(None, b'/', None, (1 << 14) | (1 << 18), None) == 0; print('ok')")
 

@@ -29,6 +29,7 @@ class Part:
     points: float
     timeout: float = 10.0
     bonus_points: float = 0.0
+    cost: float = 1.0  # how long the part takes to grade, relative to the others: for scheduling only
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from grader import confine, events, homeworks
 from grader.explain import explain
 from grader.homeworks import ROOT
 from grader.loading import NamespaceImplementation
-from grader.remote import RemoteError, Session
+from grader.remote import RemoteError, Session, provided_modules
 
 _NAMESPACES: dict[str, NamespaceImplementation] = {}  # --impl namespace:N -> a live namespace of this process
 _STATE = pytest.StashKey[dict]()
@@ -54,7 +54,7 @@ def pytest_configure(config):
         confine.not_dumpable()
     config.stash[_STATE] = state
     if config.getoption("--homework", default=None) and _live(config) is None:
-        _session(config, config.getoption("--homework")).prepare()
+        _prepare(config, config.getoption("--homework"))
 
 
 def pytest_unconfigure(config):
@@ -129,13 +129,35 @@ def _source(spec: str, hw: homeworks.Homework) -> Path:
     return Path(spec)
 
 
-def _session(config, hw_name: str) -> Session:
+def _session(config, hw_name: str, module: str) -> Session:
+    """The worker of one part's module: each part's code runs in a worker of its own, with the part's time limit."""
     sessions = config.stash[_STATE]["sessions"]
-    if hw_name not in sessions:
+    if (hw_name, module) not in sessions:
         hw = homeworks.load(hw_name)
-        limit = config.getoption("--check-timeout") or max(p.timeout for p in hw.parts)
-        sessions[hw_name] = Session(hw, _source(config.getoption("--impl"), hw), limit)
-    return sessions[hw_name]
+        part = next((p for p in hw.parts if p.module == module), None)
+        limit = config.getoption("--check-timeout") or (part.timeout if part else max(p.timeout for p in hw.parts))
+        sessions[hw_name, module] = Session(hw, _source(config.getoption("--impl"), hw), limit)
+    return sessions[hw_name, module]
+
+
+def _prepare(config, hw_name: str) -> None:
+    """Start the workers of the parts whose test files are being run, while pytest collects the checks."""
+    hw = homeworks.load(hw_name)
+    named = {Path(str(arg).split("::")[0]).name for arg in config.args}
+    for part in hw.parts:
+        if part.tests in named and part.module not in _provided(hw):
+            _session(config, hw_name, part.module).prepare()
+
+
+def _provided(hw) -> set[str]:
+    return set(provided_modules(hw))
+
+
+def _kit_module(config, hw, name: str):
+    kit = config.stash[_STATE].setdefault("kit", {})
+    if name not in kit:
+        kit[name] = Session.import_provided(hw, name)
+    return kit[name]
 
 
 def _live(config):
@@ -157,13 +179,16 @@ def module_fixture(name: str):
         if live is not None:
             live.use_provided(set(homeworks.load(hw_name).modules), ROOT / "homework" / hw_name)
             return live.module(name)
-        session = _session(config, hw_name)
+        hw = homeworks.load(hw_name)
+        if name in _provided(hw):  # the kit's own module, imported here: never a submission's copy
+            return _kit_module(config, hw, name)
+        session = _session(config, hw_name, name)
         try:
             return session.module(name)
         finally:
-            if session.notes and not config.stash[_STATE].get("noted"):
-                config.stash[_STATE]["noted"] = True
-                _emit(config, {"event": "notes", "lines": list(session.notes)})
+            if session.notes and not session.noted:
+                session.noted = True
+                _emit(config, {"event": "notes", "module": name, "lines": list(session.notes)})
 
     return _fixture
 

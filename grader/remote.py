@@ -183,7 +183,7 @@ class Session:
     def __init__(self, hw: Homework, source: Path, limit: float, hidden: list[Path] = ()):
         self.hw, self.source, self.limit = hw, Path(source).resolve(), float(limit)
         self.part_modules = set(hw.modules)
-        self.provided = _provided_modules(hw)
+        self.provided = provided_modules(hw)
         self.test_modules = sorted(p.stem for p in hw.tests_dir.glob("*.py"))
         self.tmp = Path(tempfile.mkdtemp(prefix="hwgrade-"))
         self.token = os.environ.get("HWKIT_RUN_TOKEN") or uuid.uuid4().hex
@@ -195,8 +195,8 @@ class Session:
         self.load_errors: dict[str, ModuleLoadError] = {}
         self.hung: dict[tuple[str, str], str] = {}  # (module, function) -> title of the check it hung in
         self.notes: list[str] = []
+        self.noted = False  # the notes were reported
         self.check = _Check()
-        self._kit_copies: dict[str, object] = {}
 
     # ---- the parts of a check's life ------------------------------------------------------------------
 
@@ -218,23 +218,23 @@ class Session:
 
     # ---- modules ----------------------------------------------------------------------------------------
 
-    def module(self, name: str):
-        """What a test's module fixture gives: the kit's own provided module, or a proxy of the student's."""
-        if name in self.provided:
-            return self.provided_module(name)
+    def module(self, name: str) -> "RemoteModule":
+        """What a test's module fixture gets: a proxy of the student's module, loaded in the worker."""
         self.load(name)
         return RemoteModule(self, name)
 
-    def provided_module(self, name: str):
-        """The kit's provided module (``envs``), imported here under its plain name: a submission's copy never is."""
-        if name not in self._kit_copies:
-            path = self.provided[name]
-            spec = importlib.util.spec_from_file_location(name, path)
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[name] = module  # so that its objects pickle by reference, as the worker imports them
-            spec.loader.exec_module(module)
-            self._kit_copies[name] = module
-        return self._kit_copies[name]
+    @staticmethod
+    def import_provided(hw: Homework, name: str):
+        """The kit's provided module (``envs``), imported here under its plain name: a submission's copy never is.
+        Its objects then pickle by reference to ``envs``, which the worker imports from its scratch folder."""
+        if name in sys.modules and getattr(sys.modules[name], "__file__", None) == str(provided_modules(hw)[name]):
+            return sys.modules[name]
+        path = provided_modules(hw)[name]
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        return module
 
     def load(self, name: str) -> _Loaded:
         if name in self.load_errors:
@@ -460,7 +460,7 @@ def _shape(answer, tag: str, n: int) -> bool:
     return type(answer) is tuple and len(answer) == n and answer[0] == tag
 
 
-def _provided_modules(hw: Homework) -> dict[str, Path]:
+def provided_modules(hw: Homework) -> dict[str, Path]:
     """The homework's provided modules (every module of homework/<hw>/ that is not a part's), from the kit."""
     found = {}
     for folder in (hw.homework_dir, hw.solutions_dir):
@@ -495,7 +495,7 @@ def _apply(sync, args: tuple, kwargs: dict, function: str) -> None:
     slots = {**dict(enumerate(args)), **kwargs}
     for key, journal in (sync.get("journals") or {}).items():
         if key in slots and type(journal) is wire.Journal:
-            _replay(slots[key], journal)
+            _replay_when_used(slots[key], journal)
     for key, message in (sync.get("unsendable") or {}).items():
         raise BadAnswer(f"{function} изменила свой аргумент и положила в него {message}")
     for key, value in (sync.get("changed") or {}).items():
@@ -517,6 +517,33 @@ def _replay(root, journal: wire.Journal) -> None:
         if not callable(method):
             raise WorkerCrashed(f"в журнале вызовов среды — не метод: {name}")
         getattr(target, name)(*args, **{_public(k): v for k, v in kwargs.items()})
+
+
+_PENDING: dict[type, type] = {}
+
+
+def _replay_when_used(env, journal: wire.Journal) -> None:
+    """Replay ``journal`` on ``env`` the first time the test touches ``env`` again (reads an attribute, calls a
+    method, passes it to another call): a cliff run of 500 episodes whose environment no test looks at afterwards
+    costs no replay. An object whose class cannot be swapped is replayed at once."""
+    cls = type(env)
+    if cls not in _PENDING:
+        def __getattribute__(self, name):
+            if name == "__class__":
+                return cls
+            pending = object.__getattribute__(self, "_hwkit_pending")
+            object.__setattr__(self, "__class__", cls)
+            object.__delattr__(self, "_hwkit_pending")
+            _replay(self, pending)
+            return getattr(self, name)
+
+        _PENDING[cls] = type(cls.__name__, (cls,), {"__getattribute__": __getattribute__,
+                                                     "__module__": cls.__module__, "__qualname__": cls.__qualname__})
+    try:
+        object.__setattr__(env, "_hwkit_pending", journal)
+        object.__setattr__(env, "__class__", _PENDING[cls])
+    except (TypeError, AttributeError):  # __slots__, a builtin: no deferring
+        _replay(env, journal)
 
 
 def _public(name) -> str:

@@ -125,31 +125,74 @@ def _child_env(token: str) -> dict[str, str]:
 def run_part(hw: Homework, part: Part, impl: str, selection: list[str] | None = None,
              timeout: float | None = None) -> PartResult:
     """Grade one part; ``selection`` narrows it to test names (``test_x`` or ``test_x[id]``)."""
+    return run_parts(hw, [(part, selection)], impl, timeout)[0]
+
+
+def run_parts(hw: Homework, selected: list[tuple[Part, list[str] | None]], impl: str,
+              timeout: float | None = None) -> list[PartResult]:
+    """Grade several parts in one checking process (pytest starts once); each part's code runs in a worker of
+    its own, with the part's time limit per check (``timeout`` overrides it)."""
     started = time.perf_counter()
-    limit = timeout if timeout is not None else part.timeout
-    test_file = hw.tests_dir / part.tests
-    result = PartResult(part)
-    if not test_file.is_file():
-        result.error = f"нет файла с проверками {test_file.relative_to(ROOT)}"
-        return result
-    rel = test_file.relative_to(ROOT).as_posix()
-    targets = [f"{ROOT.as_posix()}/{rel}::{s}" for s in selection] if selection else [f"{ROOT.as_posix()}/{rel}"]
-    cmd = [sys.executable, "-m", "pytest", *targets, "--impl", impl, "--events", "--capture=no", "--homework", hw.name,
-           "--check-timeout", str(limit), *PYTEST_FLAGS, "-W", "ignore"]
-    token = uuid.uuid4().hex
-    with tempfile.TemporaryDirectory(prefix="hwrun-") as tmp:
-        records, output, stuck, forged = _follow(cmd, Path(tmp), token, limit)
-    result.checks = check_results(records)
-    result.notes = notes(records)
-    result.confinement = next((r["level"] for r in records if r.get("event") == "confinement"), "")
-    result.forged = forged
-    if not result.checks:
-        errors = [r["text"] for r in records if r.get("event") == "collect-error"]
-        result.error = collection_error("\n".join(errors) + output, selection)
-    elif stuck:
-        result.error = "процесс проверки завис и был остановлен (это ошибка самой проверки, а не вашего кода)"
-    result.seconds = time.perf_counter() - started
-    return result
+    results = {part.id: PartResult(part) for part, _ in selected}
+    targets = []
+    for part, selection in selected:
+        test_file = hw.tests_dir / part.tests
+        if not test_file.is_file():
+            results[part.id].error = f"нет файла с проверками {test_file.relative_to(ROOT)}"
+            continue
+        path = test_file.as_posix()
+        targets += [f"{path}::{s}" for s in selection] if selection else [path]
+    if targets:
+        cmd = [sys.executable, "-m", "pytest", *targets, "--impl", impl, "--events", "--capture=no",
+               "--homework", hw.name, *(["--check-timeout", str(timeout)] if timeout is not None else []),
+               *PYTEST_FLAGS, "-W", "ignore"]
+        limit = timeout if timeout is not None else max(part.timeout for part, _ in selected)
+        with tempfile.TemporaryDirectory(prefix="hwrun-") as tmp:
+            records, output, stuck, forged = _follow(cmd, Path(tmp), uuid.uuid4().hex, limit)
+        _sort(hw, selected, results, records, output, stuck, forged)
+    seconds = time.perf_counter() - started
+    for r in results.values():
+        r.seconds = seconds
+    return [results[part.id] for part, _ in selected]
+
+
+def _sort(hw: Homework, selected, results: dict[str, PartResult], records: list[dict], output: str, stuck: bool,
+          forged: int) -> None:
+    """Each check's verdict, note and error to the part whose test file it is in."""
+    by_file = {part.tests: part.id for part, _ in selected}
+    by_module = {part.module: part.id for part, _ in selected}
+    level = "; ".join(r["level"] for r in records if r.get("event") == "confinement")
+    for check in check_results(records):
+        owner = by_file.get(check.nodeid.split("::")[0].rsplit("/", 1)[-1])
+        if owner is not None:
+            results[owner].checks.append(check)
+    for rec in records:
+        if rec.get("event") == "notes":
+            owner = by_module.get(rec.get("module"))
+            for part_id in [owner] if owner else list(results):
+                results[part_id].notes += [n for n in rec["lines"] if n not in results[part_id].notes]
+    errors = "\n".join(r["text"] for r in records if r.get("event") == "collect-error")
+    for part, selection in selected:
+        r = results[part.id]
+        r.confinement, r.forged = level, forged
+        if r.error:
+            continue
+        if not r.checks:
+            r.error = collection_error(errors + output, selection)
+        elif stuck:
+            r.error = "процесс проверки завис и был остановлен (это ошибка самой проверки, а не вашего кода)"
+
+
+def schedule(selected: list, jobs: int) -> list[list]:
+    """``selected`` (part, selection) pairs in at most ``jobs`` groups of about equal cost, the costliest part
+    first (longest processing time first); each group is graded by one checking process."""
+    groups: list[list] = [[] for _ in range(max(1, min(jobs, len(selected))))]
+    load = [0.0] * len(groups)
+    for item in sorted(selected, key=lambda item: -item[0].cost):
+        k = load.index(min(load))
+        groups[k].append(item)
+        load[k] += item[0].cost
+    return [g for g in groups if g]
 
 
 def _follow(cmd: list[str], tmp: Path, token: str, limit: float) -> tuple[list[dict], str, bool, int]:
