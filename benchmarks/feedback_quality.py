@@ -49,7 +49,7 @@ from grader.runner import run_part  # noqa: E402
 MUTANTS = ROOT / "tests" / "kit" / "mutants"
 sys.path.insert(0, str(ROOT / "tests" / "kit"))
 try:
-    from test_mutants import _mutant_folder as _kit_mutant_folder  # the kit's own way of applying a mutant
+    from catalogue import mutant_folder as _kit_mutant_folder  # the kit's own way of applying a mutant
 except ImportError:
     _kit_mutant_folder = None
 TARGET_MEDIAN, TARGET_MAX, TARGET_NAMED = 2, 4, 0.9

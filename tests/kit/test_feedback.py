@@ -7,16 +7,14 @@ that is about something (grader.report.GENERIC_HINTS lists the texts that are no
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 import pytest
 from kit import HW
-from test_mutants import CASES, _mutant_folder
+from catalogue import CASES, IDS
 
 from grader import homeworks, report
 from grader.checks import CheckFailure, check_close
-from grader.runner import CheckResult, PartResult, run_part
+from grader.runner import CheckResult, PartResult
 
 RERUN = f"python homework/check.py {HW}"
 DIAG = "Похоже на типичную ошибку: рекурсия идёт с начала траектории, а нужно с конца (reversed)."
@@ -123,26 +121,9 @@ def test_a_visible_mismatch_needs_no_window():
 
 # ---- every typical mistake of the catalogue -------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def feedback(request, tmp_path_factory):
-    """Each selected mutant graded on its whole part (as the student runs it) and rendered, two at a time."""
-    selected = [item.callspec.params["path"] for item in request.session.items
-                if item.originalname == "test_every_mistake_opens_with_a_diagnosis_or_a_specific_hint"]
-
-    def grade(path):
-        hw, part, folder = _mutant_folder(path, tmp_path_factory.mktemp(path.stem))
-        result = run_part(hw, part, str(folder))
-        return result, report.scoreboard(hw, [result], "модули", RERUN)
-
-    pool = ThreadPoolExecutor(max_workers=2)
-    futures = {path: pool.submit(grade, path) for path in selected}
-    yield futures
-    pool.shutdown(wait=True)
-
-
-@pytest.mark.parametrize("path", CASES, ids=[f"{p.parent.name}/{p.stem}" for p in CASES])
-def test_every_mistake_opens_with_a_diagnosis_or_a_specific_hint(path, feedback):
-    result, text = feedback[path].result()
+@pytest.mark.parametrize("path", CASES, ids=IDS)
+def test_every_mistake_opens_with_a_diagnosis_or_a_specific_hint(path, graded_catalogue):
+    result, text = graded_catalogue[path]
     assert not result.error, result.error
     blocks = report.failure_blocks(text)
     assert blocks, f"nothing failed:\n{text}"
