@@ -1,6 +1,6 @@
 """Grading a folder of submissions: ``python homework/check.py HW --batch DIR [--jobs N] [--csv PATH]``.
 
-A submission is an entry of DIR: a folder of modules (``alice/ppo.py``, ...), a folder holding one notebook
+A submission is an entry of DIR: a folder of modules (``alice/<module>.py``), a folder holding one notebook
 (``bob/hw.ipynb``), or a notebook (``carol.ipynb``); links are skipped. Each part of each submission is graded
 by its own checking process, and the submission's code runs in a confined worker with a scratch copy of the
 submission's modules (grader/runner.py, grader/remote.py, grader/confine.py): a submission that hangs,
@@ -90,7 +90,8 @@ class _Progress:
             else:
                 score, max_score, _, _ = totals(sub.results)
                 what = f"{score:.1f} из {max_score:g}"
-            line = f"[{self.done:>{len(str(self.total))}}/{self.total}] {elapsed // 60}:{elapsed % 60:02d} {sub.name} — {what}"
+            counter = f"[{self.done:>{len(str(self.total))}}/{self.total}]"
+            line = f"{counter} {elapsed // 60}:{elapsed % 60:02d} {sub.name} — {what}"
             if self.tty:
                 self.stream.write("\r\033[K" + line + ("\n" if self.done == self.total else ""))
             else:
@@ -118,7 +119,8 @@ def write_feedback(hw: Homework, sub: Submission, out: Path) -> None:
         text = f"{hw.name}: работа {sub.name} не проверена: {sub.error or 'нет результатов'}"
     else:
         source = f"работа {sub.name}" + (f" (тетрадка {sub.path.name})" if sub.kind == "notebook" else "")
-        rerun = f"python homework/check.py {hw.name}" + (f" --notebook {sub.path.name}" if sub.kind == "notebook" else "")
+        notebook = f" --notebook {sub.path.name}" if sub.kind == "notebook" else ""
+        rerun = f"python homework/check.py {hw.name}{notebook}"
         text = scoreboard(hw, sub.results, source, rerun)
         export.write_json(out / f"{sub.name}.json", sub.results, sub.seconds)
     (out / f"{sub.name}.txt").write_bytes((text + "\n").encode("utf-8"))
@@ -168,5 +170,6 @@ def summary(hw: Homework, subs: list[Submission], parts: list[Part]) -> str:
             r = scores.get(p.id)
             cells.append(f"{'—' if r is None or r.error else f'{r.score:.1f}':>8}")
         total = f"{totals(sub.results)[0]:.1f}" if sub.results else "—"
-        lines.append(f"{sub.name:<{width}}  " + "  ".join(cells) + f"  {total:>8}" + (f"  ({sub.error})" if sub.error else ""))
+        error = f"  ({sub.error})" if sub.error else ""
+        lines.append(f"{sub.name:<{width}}  " + "  ".join(cells) + f"  {total:>8}" + error)
     return "\n".join(lines)

@@ -9,15 +9,15 @@ The zip holds, at its root, what Gradescope's autograder specification asks for:
   ``/autograder/results/results.json`` (one test per graded check, with its share of the part's points,
   its visibility and the grader's Russian explanation; the scoreboard in ``output``);
 - ``gradescope.json``: what to grade (the homework, its parts, the visibility rules);
-- the kit: the grader, the homework's provided modules and stubs, and its graded suites: the files git
-  tracks (every file, when the kit is not a git checkout), without ``solutions/``, the kit's own tests
-  (``tests/kit/``), the instructor's tools not needed to grade (``grader.release``'s exclusions), the
-  notebooks and the benchmarks. Gradescope unpacks it into ``/autograder/source``.
+- the kit: the grader, the homework's provided modules and stubs, and its graded suites: the files of the
+  student's copy (:func:`grader.release.select_files`: those git tracks, or every file when the kit is not a
+  git checkout, without ``solutions/``, the kit's own tests and the instructor's tools) and this module,
+  without the notebooks and the benchmarks. Gradescope unpacks it into ``/autograder/source``.
 
-A submission is the student's modules (``dp.py``, ``ppo.py``, ... anywhere in the upload, a whole copy of
-the repository included) or one notebook ``.ipynb``. Modules left exactly as the stubs count as not done,
+A submission is the student's modules (the parts' ``<module>.py`` files, anywhere in the upload, a whole copy
+of the repository included) or one notebook ``.ipynb``. Modules left exactly as the stubs count as not done,
 so a repository holding untouched stubs and a filled-in notebook is graded by its notebook. The provided
-modules (``envs.py``, ...) always come from the kit. Grading goes through the kit's command line
+modules (the homework's other modules) always come from the kit. Grading goes through the kit's command line
 (``homework/check.py HW [PART ...] --dir|--notebook ... --json ...``), so every check keeps its time limit and
 a submission that hangs or crashes costs its own checks only.
 
@@ -51,12 +51,14 @@ from pathlib import Path
 from grader import export, homeworks
 from grader.homeworks import ROOT, Homework, UsageError, tomllib
 
-# grader.release and grader.build are instructor tools that the zip leaves out: only building imports them
+# grader.release and grader.build are instructor tools that the zip leaves out: only building the zip imports
+# them (inside the functions that build it): run_autograder's `python -m grader.gradescope` runs without them
 
 CONFIG = "gradescope.json"
 ROOT_ENV = "GRADESCOPE_ROOT"
 # besides grader.release's exclusions (solutions, kit tests, instructor tools, docs, CI, caches)
 EXCLUDED = ["notebooks", "benchmarks", ".gitignore", ".gitattributes"]
+SHIPPED = ["grader/gradescope.py"]  # run_autograder's own code: in the zip, though not in the student's copy
 _SKIPPED_DIRS = {"__pycache__", ".ipynb_checkpoints", ".git", "__MACOSX", ".pytest_cache", ".venv", "venv",
                  "node_modules", "site-packages"}
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # the same kit gives the same zip
@@ -98,7 +100,8 @@ rm -f "$ROOT/results/results.json"
 cd "$ROOT/source" && "$PY" -m grader.gradescope --autograde --root "$ROOT"
 status=$?
 if [ ! -s "$ROOT/results/results.json" ]; then  # the grader could not even start: say so, with 0 points
-    printf '%s\n' '{"score": 0, "execution_time": 0, "output": "Автопроверка не запустилась. Сообщите преподавателю.", "visibility": "visible", "tests": []}' \
+    said="Автопроверка не запустилась. Сообщите преподавателю."
+    printf '{"score": 0, "execution_time": 0, "output": "%s", "visibility": "visible", "tests": []}\n' "$said" \
         > "$ROOT/results/results.json"
     exit 1
 fi
@@ -112,40 +115,14 @@ class GradescopeError(Exception):
 
 # ---------------------------------------------------------------------------------------------- building
 
-def _git_files(root: Path) -> list[str] | None:
-    """The files git tracks under ``root`` when ``root`` is the top of a git checkout, else None."""
-    try:
-        top = subprocess.run(["git", "-C", str(root), "rev-parse", "--show-toplevel"], capture_output=True,
-                             text=True, timeout=30)
-        if top.returncode != 0 or Path(top.stdout.strip()).resolve() != Path(root).resolve():
-            return None
-        listed = subprocess.run(["git", "-C", str(root), "ls-files", "-z"], capture_output=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if listed.returncode != 0:
-        return None
-    return [name for name in listed.stdout.decode("utf-8").split("\0") if name]
-
-
-def _excluded(rel: str) -> bool:
-    from grader import release
-
-    if rel == "grader/gradescope.py":  # run_autograder's own code, whatever the student's copy leaves out
-        return False
-    return release._excluded(rel) or any(rel == x or rel.startswith(x + "/") for x in EXCLUDED)
-
-
 def kit_files(root: Path = ROOT) -> list[str]:
     """The kit's files that go into the autograder (relative POSIX paths, sorted): those git tracks when
     ``root`` is a git checkout (so untracked files never ship), otherwise every file; without the
-    exclusions of grader.release and :data:`EXCLUDED`."""
+    exclusions of grader.release (but with :data:`SHIPPED`) and without :data:`EXCLUDED`."""
     from grader import release
 
-    root = Path(root)
-    names = _git_files(root)
-    if names is None:
-        names = [p.as_posix() for p in release.student_files(root)]
-    return sorted(n for n in names if (root / n).is_file() and not _excluded(n))
+    patterns = [p for p in release.EXCLUDED if p not in SHIPPED] + EXCLUDED
+    return release.select_files(Path(root), patterns)
 
 
 def _kit_version(root: Path) -> dict:
@@ -156,7 +133,9 @@ def _kit_version(root: Path) -> dict:
         except (OSError, subprocess.SubprocessError):
             return ""
         return proc.stdout.strip() if proc.returncode == 0 else ""
-    if _git_files(root) is None:
+    from grader import release
+
+    if release.git_files(root) is None:
         return {"commit": None, "changed": []}
     return {"commit": git("rev-parse", "HEAD") or None, "changed": git("diff", "--name-only", "HEAD").splitlines()}
 
@@ -178,7 +157,7 @@ def parse_rule(text: str) -> tuple[str, str]:
     """``PART[::CHECK]=LEVEL`` -> (``PART[::CHECK]``, LEVEL)."""
     spec, sep, level = text.rpartition("=")
     if not sep or not spec:
-        raise GradescopeError(f"--visibility {text!r}: expected PART[::CHECK]=LEVEL, e.g. ppo::test_*_random="
+        raise GradescopeError(f"--visibility {text!r}: expected PART[::CHECK]=LEVEL, e.g. PART::test_*_random="
                               "after_published")
     if level not in export.VISIBILITY:
         raise GradescopeError(f"--visibility {text!r}: the level must be one of {', '.join(export.VISIBILITY)}")
@@ -270,9 +249,8 @@ def _zip_entry(zf: zipfile.ZipFile, name: str, data: bytes, executable: bool = F
     zf.writestr(info, data)
 
 
-def build(out: Path, homework: str | None = None, parts: list[str] | None = None,
-          rules: list[tuple[str, str]] | None = None, default: str = "visible", force: bool = False) -> list[str]:
-    """Write the autograder zip ``out``; return the names it holds."""
+def _chosen(homework: str | None, parts: list[str] | None) -> tuple[Homework, list[str]]:
+    """The homework to grade (the only one when not named) and the graded parts' ids."""
     names = homeworks.available()
     if homework is None:
         if len(names) != 1:
@@ -280,21 +258,16 @@ def build(out: Path, homework: str | None = None, parts: list[str] | None = None
         homework = names[0]
     try:
         hw = homeworks.load(homework)
-        parts = [hw.part(p).id for p in (parts or [])]
+        return hw, [hw.part(p).id for p in (parts or [])]
     except UsageError as exc:
         raise GradescopeError(str(exc)) from None
-    if default not in export.VISIBILITY:
-        raise GradescopeError(f"--default-visibility must be one of {', '.join(export.VISIBILITY)}")
-    rules = list(rules or [])
-    for spec, _ in rules:
-        check_rule(hw, parts, spec)
-    if not force:
-        from grader.build import stale  # an instructor tool: in the kit, not in the zip
-        stale_files = [str(p.relative_to(ROOT)) for name in names for p in stale(name)]
-        if stale_files:
-            raise GradescopeError("generated files are out of date; run `python -m grader.build` first: "
-                                  + ", ".join(stale_files))
-    from grader import release
+
+
+def _kit_contents(hw: Homework) -> dict[str, bytes]:
+    """The kit's files for the zip (relative POSIX path: bytes) as the student's copy has them: the README without
+    its instructor sections, pytest pointed at the graded suites. Refuses a kit that lacks a file needed to grade,
+    imports a grader module that would not ship, or would ship a solution region."""
+    from grader import release  # an instructor tool: in the kit, not in the zip
 
     files = kit_files(ROOT)
     needed = ["grader/gradescope.py", "homework/check.py", "conftest.py", "pyproject.toml",
@@ -304,15 +277,44 @@ def build(out: Path, homework: str | None = None, parts: list[str] | None = None
     if missing:
         raise GradescopeError("files needed to grade would not ship (is git tracking them? `git add` them): "
                               + ", ".join(missing))
-    # as in the student's copy: the README without its instructor sections, pytest pointed at the graded suites
-    contents = {rel: release._student_content(Path(rel)) for rel in files}
+    contents = {rel: release.student_content(Path(rel)) for rel in files}
     broken = missing_imports(contents)
     if broken:
         raise GradescopeError("shipped files import grader modules that would not ship: " + "; ".join(broken))
-    leaks = [rel for rel, data in contents.items() if rel.endswith((".py", ".ipynb", ".md", ".toml"))
-             and any(m.encode() in data for m in release.LEAK_MARKERS)]
+    leaks = release.leaks(contents)
     if leaks:
         raise GradescopeError("solution regions would ship in the autograder: " + ", ".join(leaks))
+    return contents
+
+
+def _write_zip(out: Path, own: dict[str, tuple[str, bool]], contents: dict[str, bytes]) -> None:
+    """The zip ``out``: the autograder's own files (text, executable), then the kit's; written whole or not at all."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    with zipfile.ZipFile(tmp, "w") as zf:
+        for name, (text, executable) in own.items():
+            _zip_entry(zf, name, text.encode("utf-8"), executable)
+        for rel, data in contents.items():
+            _zip_entry(zf, rel, data, executable=os.access(ROOT / rel, os.X_OK))
+    os.replace(tmp, out)
+
+
+def build(out: Path, homework: str | None = None, parts: list[str] | None = None,
+          rules: list[tuple[str, str]] | None = None, default: str = "visible", force: bool = False) -> list[str]:
+    """Write the autograder zip ``out``; return the names it holds."""
+    from grader import release  # an instructor tool: in the kit, not in the zip
+
+    hw, parts = _chosen(homework, parts)
+    if default not in export.VISIBILITY:
+        raise GradescopeError(f"--default-visibility must be one of {', '.join(export.VISIBILITY)}")
+    rules = list(rules or [])
+    for spec, _ in rules:
+        check_rule(hw, parts, spec)
+    out_of_date = [] if force else release.stale_files()
+    if out_of_date:
+        raise GradescopeError("generated files are out of date; run `python -m grader.build` first: "
+                              + ", ".join(out_of_date))
+    contents = _kit_contents(hw)
     deps, requires_python = requirements(ROOT)
     config = {"homework": hw.name, "parts": parts, "default_visibility": default,
               "visibility": [[spec, level] for spec, level in rules], "kit": _kit_version(ROOT)}
@@ -322,15 +324,7 @@ def build(out: Path, homework: str | None = None, parts: list[str] | None = None
     clash = sorted(set(own) & set(contents))
     if clash:
         raise GradescopeError("the kit has files the autograder writes itself: " + ", ".join(clash))
-    out = Path(out).resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    with zipfile.ZipFile(tmp, "w") as zf:
-        for name, (text, executable) in own.items():
-            _zip_entry(zf, name, text.encode("utf-8"), executable)
-        for rel, data in contents.items():
-            _zip_entry(zf, rel, data, executable=os.access(ROOT / rel, os.X_OK))
-    os.replace(tmp, out)
+    _write_zip(Path(out).resolve(), own, contents)
     return [*own, *contents]
 
 
@@ -534,8 +528,8 @@ def main(argv: list[str] | None = None) -> int:
             stream.reconfigure(encoding="utf-8", errors="replace")
     p = argparse.ArgumentParser(prog="python -m grader.gradescope", description=__doc__.splitlines()[0],
                                 epilog="examples:\n  python -m grader.gradescope autograder.zip\n"
-                                       "  python -m grader.gradescope autograder.zip s6-hw00-rl-foundations ppo boss "
-                                       "--visibility 'ppo::test_*_random=after_published'\n"
+                                       "  python -m grader.gradescope autograder.zip HW PART1 PART2 "
+                                       "--visibility 'PART1::test_*_random=after_published'\n"
                                        "see docs/gradescope.md", formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("out", nargs="?", help="the zip to write (upload it on the assignment's Configure Autograder page)")
     p.add_argument("homework", nargs="?", help="the homework (default: the only one)")

@@ -1,9 +1,11 @@
 """Generate the homework's notebook ``notebooks/<hw>.ipynb`` from the single source.
 
 The source is the same as for the stubs: each part's solution module (its SOLUTION regions become
-the TODO stubs of :func:`grader.build.make_stub`) and the homework README (each part's section becomes
-the part's text). ``python -m grader.build`` writes the notebook through :func:`generated_files`;
-the output is deterministic (fixed cell ids, no outputs, no timestamps), so the up-to-date check is stable.
+the TODO stubs of :func:`grader.stubs.make_stub`) and the homework README (each part's section becomes
+the part's text), plus the homework's own ``solutions/<hw>/notebook.toml`` when it has one: its plot cells
+and the examples of the how-to text (see :func:`load_config`). ``python -m grader.build`` writes the notebook
+through :func:`generated_files`; the output is deterministic (fixed cell ids, no outputs, no timestamps), so the
+up-to-date check is stable.
 
 Per part, in the order of ``parts.toml``: the README section, one code cell per top-level function of
 the stub module, a check cell ``check("<part>")`` (tag ``check``) and the part's plot cells (tag
@@ -18,61 +20,26 @@ import argparse
 import ast
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 from nbformat import v4
 
 from grader import homeworks
-from grader.build import BEGIN, END, BuildError, make_stub
-from grader.homeworks import ROOT, Homework
+from grader.homeworks import ROOT, Homework, tomllib
+from grader.stubs import BuildError, make_stub, solved_source
 
 NOTEBOOKS_DIR = ROOT / "notebooks"
 CHECK_TAG = "check"
 SKIP_TAG = "skip-grading"
-
-# Plots per part id: (text above the cell, code, the functions of the part's module the code needs).
-# A plot appears only when its part exists and its module defines those functions.
-PLOTS: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
-    "dp": [(
-        "**График.** Ценности мира-сетки 5×5 Саттона и Барто тепловыми картами: слева V^π равномерно "
-        "случайной политики (`solve_bellman`), справа V* и оптимальная политика (`value_iteration`), γ = 0.9.",
-        "import envs\n\nplots.grid_values(solve_bellman, value_iteration, envs.gridworld_5x5(), gamma=0.9)",
-        ("solve_bellman", "value_iteration"),
-    )],
-    "control": [(
-        "**График.** «Прогулка по обрыву»: кривые обучения Q-learning и SARSA (ε = 0.1, α = 0.5) и их жадные "
-        "пути. Q-learning учит путь вдоль края обрыва, но при ε-жадном поведении чаще в него падает; SARSA "
-        "выбирает путь подальше от края.",
-        "import envs\n\nplots.cliff(q_learning, sarsa, envs.CliffWalking)",
-        ("q_learning", "sarsa"),
-    )],
-    "policy_gradient": [(
-        "**График.** Политика трёхрукого бандита по ходу REINFORCE без baseline и с ним: с baseline "
-        "дисперсия оценки градиента меньше.",
-        "plots.bandit_policy(reinforce_bandit)",
-        ("reinforce_bandit",),
-    )],
-    "ppo": [(
-        "**График.** Преимущества GAE робота-курьера (r = [1, 0, 2], V = [2, 1.5, 1], γ = 0.9) при "
-        "λ = 0, 0.5, 0.95, 1 и как Â_t меняется с λ: от TD-ошибки δ_t при λ = 0 до G_t − V(s_t) при λ = 1.",
-        "plots.gae_courier(gae)",
-        ("gae",),
-    )],
-    "boss": [(
-        "**График.** Панели мониторинга, как в уроке: награда, энтропия, KL (к референсной модели и "
-        "между старой и новой политикой) и clipfrac по обновлениям. Запуск `train` занимает некоторое время.",
-        "plots.monitoring(train, seed=0)",
-        ("train",),
-    )],
-}
 
 SETUP_TEXT = """## Настройка
 
 Ячейка ниже находит корень репозитория (папку, где лежат `grader/` и `homework/`) и подключает проверку.
 Запускайте тетрадку из папки `notebooks/` репозитория — в Jupyter, JupyterLab и VS Code так и будет.
 
-**Google Colab.** Тетрадке нужен весь репозиторий: проверки и среды лежат в нём. Откройте новую ячейку
+**Google Colab.** Тетрадке нужен весь репозиторий: проверки и готовые модули лежат в нём. Откройте новую ячейку
 в начале и выполните (адрес — ссылка на репозиторий курса):
 
 ```
@@ -108,15 +75,14 @@ def find_repo_root():
 
 
 REPO = find_repo_root()
-for path in (REPO, REPO / "homework" / HOMEWORK):  # grader и готовые модули (envs.py и др.)
+for path in (REPO, REPO / "homework" / HOMEWORK):  # grader и готовые модули домашней работы
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
 import numpy as np
 
-from grader import notebook_plots as plots
 from grader.notebook import check
-
+{plots_import}
 print("Репозиторий:", REPO)
 '''
 
@@ -125,12 +91,11 @@ HOW_TO = """## Как работать с тетрадкой
 1. Выполните ячейку настройки ниже.
 2. В каждой части прочитайте условие, допишите функции вместо `# TODO: ваш код` и
    `raise NotImplementedError(...)` и выполните их ячейки.
-3. Выполните ячейку проверки части, например `check("ppo")`: она запускает те же проверки, что и
+3. Выполните ячейку проверки части, например `check("{part}")`: она запускает те же проверки, что и
    командная строка, на функциях, которые вы только что определили, и печатает таблицу баллов и разбор
    каждой ошибки (что ожидали, что получили, подсказка). Непройденная проверка не останавливает тетрадку.
-   Одна проверка: `check("ppo::test_gae_courier[lam0.95]")`; трассировка ошибок: `check("ppo", verbose=True)`.
-4. Графики показывают, что делает ваш код (нужен matplotlib: `python -m pip install matplotlib`).
-
+   Одна проверка: `check("{check}")`; трассировка ошибок: `check("{part}", verbose=True)`.
+{plots_step}
 Всю тетрадку можно проверить из корня репозитория:
 
 ```bash
@@ -153,12 +118,85 @@ python homework/check.py {hw} --notebook notebooks/{hw}.ipynb
 Тот же результат даёт работа в модулях `homework/{hw}/*.py` и `python homework/check.py {hw}`."""
 
 
+PLOTS_STEP = "4. Графики показывают, что делает ваш код (нужен matplotlib: `python -m pip install matplotlib`).\n"
+
+
+# ---- the homework's own declarations: solutions/<hw>/notebook.toml -------------------------------------
+
+CONFIG_FILE = "notebook.toml"
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A plot cell after a part's check cell, with its Markdown text above it; it appears only when the part's
+    cells define every function of ``needs``."""
+    part: str
+    text: str
+    code: str
+    needs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class NotebookConfig:
+    example: str | None = None  # one check, ``part::check``, shown in the how-to text
+    plots_module: str | None = None  # a provided module of solutions/<hw>/, imported as ``plots`` by the setup cell
+    plots: tuple[Plot, ...] = ()
+
+
+def load_config(hw: Homework) -> NotebookConfig:
+    """The homework's ``solutions/<hw>/notebook.toml`` (all keys optional; no file: no plots)::
+
+        example = "part::test_name"        # the check named in the how-to text (default: the first part's first)
+        plots = "plots"                    # solutions/<hw>/plots.py, imported as `plots` by the setup cell
+
+        [[plot]]                           # one per plot cell, in order
+        part = "part"
+        needs = ["function"]               # functions of the part the code calls
+        text = "**График.** ..."           # Markdown above the cell
+        code = "plots.draw(function)"
+    """
+    path = hw.solutions_dir / CONFIG_FILE
+    if not path.is_file():
+        return NotebookConfig()
+    with path.open("rb") as f:
+        data = tomllib.load(f)
+    where = str(path.relative_to(ROOT))
+    unknown = set(data) - {"example", "plots", "plot"}
+    if unknown:
+        raise BuildError(f"{where}: unknown keys {sorted(unknown)}")
+    try:
+        plots = tuple(Plot(**{**p, "needs": tuple(p.get("needs", ()))}) for p in data.get("plot", []))
+    except TypeError as exc:
+        raise BuildError(f"{where}: a [[plot]] needs part, text, code and optionally needs ({exc})") from None
+    config = NotebookConfig(data.get("example"), data.get("plots"), plots)
+    _check_config(hw, config, where)
+    return config
+
+
+def _check_config(hw: Homework, config: NotebookConfig, where: str) -> None:
+    ids = {p.id for p in hw.parts}
+    named = [p.part for p in config.plots] + ([config.example.partition("::")[0]] if config.example else [])
+    wrong = sorted(set(named) - ids)
+    if wrong:
+        raise BuildError(f"{where}: no part {', '.join(wrong)} in {hw.name}; its parts: {', '.join(sorted(ids))}")
+    module = config.plots_module
+    if module is not None and (module in hw.modules or not (hw.solutions_dir / f"{module}.py").is_file()):
+        raise BuildError(f"{where}: plots = {module!r} must name a provided module of {hw.solutions_dir.name}/")
+    if config.plots and module is None:
+        raise BuildError(f"{where}: [[plot]] cells call `plots`: name its module (plots = \"...\")")
+
+
+def _example_check(hw: Homework, config: NotebookConfig, parts) -> str:
+    """The check the how-to text names: the declared one, or the first check of the first part."""
+    if config.example:
+        return config.example
+    part = parts[0]
+    tests = hw.tests_dir / part.tests
+    names = re.findall(r"(?m)^def (test_\w+)\s*\(", tests.read_text(encoding="utf-8")) if tests.is_file() else []
+    return f"{part.id}::{names[0] if names else 'имя_проверки'}"
+
+
 # ---- the source: modules and README -----------------------------------------------------------------
-
-def solved_source(source: str) -> str:
-    """The solution module with its region markers removed (the code between them stays)."""
-    return "".join(line for line in source.splitlines(keepends=True) if not (BEGIN.match(line) or END.match(line)))
-
 
 def split_cells(source: str) -> list[tuple[str, str]]:
     """A module as notebook cells: [("header", docstring and imports), (function name, its code), ...].
@@ -225,7 +263,8 @@ def check_details(text: str, where: str) -> str:
         if depth not in (0, 1):
             raise BuildError(f"README, {where}: </details> without <details>, or a <details> inside another")
         if depth == 1 and not SUMMARY.match(text, m.end() + 1):
-            raise BuildError(f"README, {where}: <details> must be followed by one <summary>…</summary> line and a blank line")
+            raise BuildError(f"README, {where}: <details> must be followed by one <summary>…</summary> line "
+                             "and a blank line")
         if depth == 0 and not text[:m.start()].endswith("\n\n"):
             raise BuildError(f"README, {where}: </details> must follow a blank line")
     if depth:
@@ -281,33 +320,57 @@ def notebook_parts(hw: Homework):
     return [p for p in hw.parts if (hw.solutions_dir / f"{p.module}.py").is_file()]
 
 
+def _plots_import(hw: Homework, module: str | None) -> str:
+    """The setup cell's line that imports the homework's plots module as ``plots`` (none without one)."""
+    if module is None:
+        return ""
+    alias = "" if module == "plots" else " as plots"
+    return f"import {module}{alias}  # графики тетрадки: готовый модуль {module} из homework/{hw.name}/\n"
+
+
+def _head_cells(hw: Homework, config: NotebookConfig, parts, intro: str, general: list[str]) -> list:
+    """The intro (README's title and common sections, the how-to text) and the setup cell."""
+    example = _example_check(hw, config, parts)
+    how_to = HOW_TO.format(hw=hw.name, part=example.partition("::")[0], check=example,
+                           plots_step=PLOTS_STEP if config.plots else "")
+    plots_import = _plots_import(hw, config.plots_module)
+    return [_md("intro", _intro_cells(hw, intro, general) + "\n\n" + how_to),
+            _md("setup-text", SETUP_TEXT),
+            _code("setup", SETUP_CODE.format(hw=hw.name, plots_import=plots_import))]
+
+
+def _part_cells(hw: Homework, part, sections: dict[str, str], siblings: set[str], plots, solved: bool) -> list:
+    """A part's task text, one cell per function of its module, its check cell and its plot cells."""
+    path = hw.solutions_dir / f"{part.module}.py"
+    source = path.read_text(encoding="utf-8")
+    text = solved_source(source) if solved else make_stub(source, str(path.relative_to(ROOT)))
+    text = _notebook_source(text, part.module, siblings)
+    cells = [_md(f"{part.id}-task", _part_text(part, sections))]
+    defined = set()
+    for name, code in split_cells(text):
+        defined.add(name)
+        cells.append(_code(f"{part.id}-{name}"[:64], code))
+    cells.append(_code(f"{part.id}-check",
+                       f"# Проверка части {part.id} — те же проверки, что у\n"
+                       f"# python homework/check.py {hw.name} {part.id}\n"
+                       f'check("{part.id}")', (CHECK_TAG,)))
+    for number, plot in enumerate((p for p in plots if p.part == part.id), start=1):
+        if set(plot.needs) <= defined:
+            cells.append(_md(f"{part.id}-plot-{number}-text", plot.text))
+            cells.append(_code(f"{part.id}-plot-{number}", plot.code, (SKIP_TAG,)))
+    return cells
+
+
 def build_notebook(hw: Homework, solved: bool = False):
+    """The homework's notebook: intro and setup, each part's cells, the outro."""
+    config = load_config(hw)
     readme = hw.homework_dir / "README.md"
     intro, sections, general = readme_sections(readme.read_text(encoding="utf-8") if readme.is_file() else "")
     parts = notebook_parts(hw)
     siblings = {p.module for p in parts}
-    cells = [_md("intro", _intro_cells(hw, intro, general) + "\n\n" + HOW_TO.format(hw=hw.name)),
-             _md("setup-text", SETUP_TEXT),
-             _code("setup", SETUP_CODE.format(hw=hw.name))]
+    cells = _head_cells(hw, config, parts, intro, general)
     for part in parts:
-        path = hw.solutions_dir / f"{part.module}.py"
-        source = path.read_text(encoding="utf-8")
-        text = solved_source(source) if solved else make_stub(source, str(path.relative_to(ROOT)))
-        text = _notebook_source(text, part.module, siblings)
-        cells.append(_md(f"{part.id}-task", _part_text(part, sections)))
-        defined = set()
-        for name, code in split_cells(text):
-            defined.add(name)
-            cells.append(_code(f"{part.id}-{name}"[:64], code))
-        cells.append(_code(f"{part.id}-check",
-                           f"# Проверка части {part.id} — те же проверки, что у\n"
-                           f"# python homework/check.py {hw.name} {part.id}\n"
-                           f'check("{part.id}")', (CHECK_TAG,)))
-        for number, (text_md, code, needs) in enumerate(PLOTS.get(part.id, []), start=1):
-            if not set(needs) <= defined:
-                continue
-            cells.append(_md(f"{part.id}-plot-{number}-text", text_md))
-            cells.append(_code(f"{part.id}-plot-{number}", code, (SKIP_TAG,)))
+        cells += _part_cells(hw, part, sections, siblings, config.plots, solved)
     cells.append(_md("outro", OUTRO.format(hw=hw.name)))
     nb = v4.new_notebook(cells=cells)
     nb.metadata = {

@@ -1,35 +1,43 @@
 """Write the student's copy of the repository: ``python -m grader.release OUT_DIR [--classroom]``.
 
-The copy holds what a student needs to do and check the homework: the generated stubs and notebook,
-the task statements, the graded suites and the grader. It leaves out the reference solutions
-(``solutions/``), the kit's own tests and typical mistakes (``tests/kit/``), the instructor's tools
-(stub building, batch grading, this command), the grading-speed benchmark, CI scripts and docs (the Boss's
-PPO-vs-REINFORCE benchmark stays: the task statement invites students to run it), and the README's
-instructor parts (between ``<!-- instructor -->`` and ``<!-- /instructor -->``, and the section
-``## For instructors``). Nothing is written when a generated file is stale or a solution region
-would leak. ``--classroom`` adds the GitHub Classroom workflow of docs/github-classroom.md as
-``.github/workflows/classroom.yml``.
+The copy holds what a student needs to do and check the homework: the generated stubs, provided modules
+and notebook, the task statements, the graded suites and the grader. It is made of the files git tracks when
+the kit is a git checkout (an untracked file in the instructor's checkout is never released), otherwise of
+every file; either way it leaves out the reference solutions (``solutions/``), the kit's own tests and
+typical mistakes (``tests/kit/``), the instructor's tools (stub and notebook building, batch grading, the
+Gradescope autograder, this command), the grading-speed benchmark, CI scripts and docs (other benchmarks
+stay: a task statement may invite students to run them), and the README's instructor parts (between
+``<!-- instructor -->`` and ``<!-- /instructor -->``, and the section ``## For instructors``). Nothing is
+written when a generated file is stale or a solution region would leak. ``--classroom`` adds the GitHub
+Classroom workflow of docs/github-classroom.md as ``.github/workflows/classroom.yml``.
 """
 from __future__ import annotations
 
 import argparse
 import fnmatch
+import os
 import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 from grader import homeworks
+from grader.build import stale
 from grader.homeworks import ROOT
 
-# paths relative to the repository, as glob patterns; a folder pattern drops everything under it
+# What never goes into the student's copy. A pattern with a "/" is a path relative to the repository (a folder
+# drops everything under it); one without is a glob matched against every part of a path.
 EXCLUDED = [
     "solutions", "tests/kit", "benchmarks/grading_speed.py", "benchmarks/feedback_quality.py", ".benchmarks", ".ci",
     "docs", ".git", ".github",
-    "grader/build.py", "grader/notebook_build.py", "grader/batch.py", "grader/release.py",
+    "grader/build.py", "grader/stubs.py", "grader/notebook_build.py", "grader/batch.py", "grader/release.py",
+    "grader/gradescope.py",
     "*.egg-info", "__pycache__", ".pytest_cache", ".ipynb_checkpoints", "build", "dist", "out", ".venv", "venv",
 ]
+GIT_TIMEOUT = 30  # seconds for one git command
 LEAK_MARKERS = ("BEGIN SOLUTION", "END SOLUTION")
+LEAK_CHECKED = (".py", ".ipynb", ".md", ".toml")  # the kinds of file searched for them
 INSTRUCTOR = re.compile(r"<!-- instructor -->.*?<!-- /instructor -->\n?", re.S)
 WORKFLOW = re.compile(r"```yaml\n(# \.github/workflows/classroom\.yml.*?)```", re.S)
 
@@ -38,9 +46,27 @@ class ReleaseError(Exception):
     pass
 
 
-def _excluded(rel: str) -> bool:
+def git_files(root: Path) -> list[str] | None:
+    """The files git tracks under ``root`` (relative POSIX paths) when ``root`` is the top of a git checkout,
+    else None."""
+    def git(*args: str) -> subprocess.CompletedProcess | None:
+        try:
+            return subprocess.run(["git", "-C", str(root), *args], capture_output=True, timeout=GIT_TIMEOUT)
+        except (OSError, subprocess.SubprocessError):
+            return None
+    top = git("rev-parse", "--show-toplevel")
+    if top is None or top.returncode != 0 or Path(os.fsdecode(top.stdout.strip())).resolve() != Path(root).resolve():
+        return None
+    listed = git("ls-files", "-z")
+    if listed is None or listed.returncode != 0:
+        return None
+    return [name for name in listed.stdout.decode("utf-8").split("\0") if name]
+
+
+def excluded(rel: str, patterns: list[str] = EXCLUDED) -> bool:
+    """Whether the relative POSIX path ``rel`` matches one of ``patterns`` (as :data:`EXCLUDED` reads them)."""
     parts = rel.split("/")
-    for pattern in EXCLUDED:
+    for pattern in patterns:
         if "/" in pattern:
             if rel == pattern or rel.startswith(pattern + "/"):
                 return True
@@ -49,14 +75,30 @@ def _excluded(rel: str) -> bool:
     return False
 
 
+def _every_file(root: Path, patterns: list[str]) -> list[str]:
+    """Every file under ``root`` outside ``patterns``, without entering an excluded folder."""
+    names = []
+    for folder, dirs, files in os.walk(root):
+        rel = Path(folder).relative_to(root).as_posix()
+        prefix = "" if rel == "." else rel + "/"
+        dirs[:] = sorted(d for d in dirs if not excluded(prefix + d, patterns))
+        names += [prefix + f for f in files]
+    return names
+
+
+def select_files(root: Path = ROOT, patterns: list[str] = EXCLUDED) -> list[str]:
+    """The kit's files to ship (relative POSIX paths, sorted): those git tracks when ``root`` is a git checkout,
+    otherwise every file; either way without those matching ``patterns``."""
+    root = Path(root)
+    names = git_files(root)
+    if names is None:
+        names = _every_file(root, patterns)
+    return sorted(n for n in names if (root / n).is_file() and not excluded(n, patterns))
+
+
 def student_files(root: Path = ROOT) -> list[Path]:
     """The repository's files that go into the student's copy (relative paths, sorted)."""
-    out = []
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root).as_posix()
-        if path.is_file() and not _excluded(rel):
-            out.append(Path(rel))
-    return out
+    return [Path(name) for name in select_files(root)]
 
 
 def student_readme(text: str) -> str:
@@ -67,7 +109,7 @@ def student_readme(text: str) -> str:
     return text.rstrip() + "\n"
 
 
-def _student_content(rel: Path) -> bytes:
+def student_content(rel: Path) -> bytes:
     """A file's bytes as the student gets them: the README without instructor sections; pytest's default
     test path pointing at the graded suites (the kit's own tests are not in the copy)."""
     data = (ROOT / rel).read_bytes()
@@ -88,32 +130,39 @@ def classroom_workflow() -> str:
     return m.group(1)
 
 
+def stale_files() -> list[str]:
+    """Every homework's generated files that are out of date (paths relative to the kit)."""
+    return [str(path.relative_to(ROOT)) for hw in homeworks.available() for path in stale(hw)]
+
+
+def leaks(contents: dict[str, bytes]) -> list[str]:
+    """The files of ``contents`` (relative POSIX path: bytes) that hold a solution region's marker."""
+    return [rel for rel, data in contents.items()
+            if rel.endswith(LEAK_CHECKED) and any(m.encode() in data for m in LEAK_MARKERS)]
+
+
 def release(out: Path, classroom: bool = False, force: bool = False) -> list[Path]:
     """Write the student's copy into ``out`` (which must not exist or be empty); return the files written."""
-    from grader.build import stale  # an instructor tool: present in the kit, absent from the copy
-
     out = Path(out).resolve()
     if out == ROOT or ROOT in out.parents:
         raise ReleaseError(f"{out} is inside the repository; choose a folder outside it")
     if out.exists() and any(out.iterdir()):
         raise ReleaseError(f"{out} is not empty")
-    if not force:
-        stale_files = [str(p.relative_to(ROOT)) for hw in homeworks.available() for p in stale(hw)]
-        if stale_files:
-            raise ReleaseError("generated files are out of date; run `python -m grader.build` first: "
-                               + ", ".join(stale_files))
-    contents = {rel: _student_content(rel) for rel in student_files()}
-    leaks = [str(rel) for rel, data in contents.items() if rel.suffix in (".py", ".ipynb", ".md", ".toml")
-             and any(m.encode() in data for m in LEAK_MARKERS)]
-    if leaks:
-        raise ReleaseError("solution regions would leak into the student's copy: " + ", ".join(leaks))
+    out_of_date = [] if force else stale_files()
+    if out_of_date:
+        raise ReleaseError("generated files are out of date; run `python -m grader.build` first: "
+                           + ", ".join(out_of_date))
+    contents = {rel.as_posix(): student_content(rel) for rel in student_files()}
+    leaking = leaks(contents)
+    if leaking:
+        raise ReleaseError("solution regions would leak into the student's copy: " + ", ".join(leaking))
     written = []
     for rel, data in contents.items():
         target = out / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
         shutil.copymode(ROOT / rel, target)
-        written.append(rel)
+        written.append(Path(rel))
     if classroom:
         rel = Path(".github/workflows/classroom.yml")
         (out / rel).parent.mkdir(parents=True, exist_ok=True)

@@ -2,8 +2,9 @@
 import pytest
 
 from grader import homeworks
-from grader.build import BuildError, make_stub, stale
+from grader.build import stale
 from grader.homeworks import ROOT
+from grader.stubs import BuildError, make_stub, solved_source
 
 
 @pytest.mark.parametrize("name", homeworks.available())
@@ -28,8 +29,14 @@ def test_stub_keeps_signature_and_docstring_and_raises():
         namespace["f"](1)
 
 
+def test_solved_source_keeps_the_code_and_drops_the_markers():
+    source = "def f(x):\n    # BEGIN SOLUTION\n    return x\n    # END SOLUTION\n"
+    assert solved_source(source) == "def f(x):\n    return x\n"
+
+
 def test_top_level_region_is_removed():
-    stub = make_stub("import numpy\n\n\n# BEGIN SOLUTION\ndef _helper():\n    return 1\n# END SOLUTION\n\n\ndef g():\n    pass\n")
+    stub = make_stub("import numpy\n\n\n# BEGIN SOLUTION\ndef _helper():\n    return 1\n# END SOLUTION\n\n\n"
+                     "def g():\n    pass\n")
     assert "_helper" not in stub and "def g():" in stub
 
 

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from grader import homeworks
-from grader.build import BEGIN
 from grader.gradescope import kit_files, requirements
 from grader.homeworks import ROOT
+from grader.stubs import BEGIN
 from kit import HW
 
 pytestmark = pytest.mark.skipif(os.name == "nt" or shutil.which("bash") is None,
@@ -156,7 +156,8 @@ def test_zip_holds_the_scripts_and_the_kit_without_solutions(zips):
     assert config["homework"] == HW and config["parts"] == [] and config["visibility"] == []
     names = set(infos)
     assert not [n for n in names if n.startswith(("solutions/", "tests/kit/", "notebooks/", "benchmarks/", "docs/"))]
-    for tool in ("grader/build.py", "grader/release.py", "grader/batch.py", "grader/notebook_build.py"):
+    for tool in ("grader/build.py", "grader/stubs.py", "grader/release.py", "grader/batch.py",
+                 "grader/notebook_build.py"):
         assert tool not in names
     hw = homeworks.load(HW)
     for part in hw.parts:

@@ -3,9 +3,11 @@
 Two kernel runs (the solved notebook, the untouched one) and three command-line gradings; the rest is fast.
 """
 import contextlib
+import importlib.util
 import inspect
 import io
 import json
+import re
 import sys
 import types
 
@@ -13,13 +15,13 @@ import nbformat
 import numpy as np
 import pytest
 
-from grader import homeworks, notebook_plots
-from grader.build import make_stub
+from grader import homeworks, notebook_build
 from grader.homeworks import ROOT
 from grader.loading import code_cells
 from grader.notebook import check
-from grader.notebook_build import (CHECK_TAG, SKIP_TAG, build_notebook, notebook_parts, notebook_path, render,
-                                   write_solved)
+from grader.notebook_build import (CHECK_TAG, SKIP_TAG, build_notebook, load_config, notebook_parts, notebook_path,
+                                   render, write_solved)
+from grader.stubs import BuildError, make_stub
 from kit import HW, run_check
 
 HOMEWORK = homeworks.load(HW)
@@ -283,10 +285,45 @@ def test_check_never_raises_on_a_wrong_part_name():
     assert out.startswith("ошибка:") and "ppo" in out
 
 
+def _plots_module():
+    """The homework's plots module as the notebook imports it: the provided copy in homework/<hw>/."""
+    name = load_config(HOMEWORK).plots_module
+    spec = importlib.util.spec_from_file_location(f"{name}_under_test", HOMEWORK.homework_dir / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_plot_cell_calls_a_function_of_the_plots_module():
+    plots = _plots_module()
+    config = load_config(HOMEWORK)
+    assert config.plots
+    for plot in config.plots:
+        called = set(re.findall(r"\bplots\.(\w+)\(", plot.code))
+        assert called and all(callable(getattr(plots, name, None)) for name in called), plot.code
+
+
+@pytest.mark.parametrize("toml,says", [
+    ('[[plot]]\npart = "no_such_part"\ntext = "t"\ncode = "plots.f()"\n', "no part no_such_part"),
+    ('[[plot]]\npart = "ppo"\ntext = "t"\ncode = "plots.f()"\n', "name its module"),
+    ('plots = "ppo"\n', "must name a provided module"),
+    ('plot = []\nexampel = "ppo::x"\n', "unknown keys"),
+    ('[[plot]]\npart = "ppo"\ncode = "plots.f()"\n', "a [[plot]] needs part, text, code"),
+])
+def test_a_wrong_notebook_toml_is_a_build_error(tmp_path, monkeypatch, toml, says):
+    for path in HOMEWORK.solutions_dir.glob("*.py"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    (tmp_path / "notebook.toml").write_text(toml, encoding="utf-8")
+    monkeypatch.setattr(homeworks.Homework, "solutions_dir", property(lambda self: tmp_path))
+    monkeypatch.setattr(notebook_build, "ROOT", tmp_path.parent)  # where the error message names the file from
+    with pytest.raises(BuildError, match=re.escape(says)):
+        load_config(HOMEWORK)
+
+
 def test_plots_without_matplotlib_say_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        notebook_plots.gae_courier(lambda **kwargs: (_ for _ in ()).throw(AssertionError("must not be called")))
+        _plots_module().gae_courier(lambda **kwargs: (_ for _ in ()).throw(AssertionError("must not be called")))
     assert "pip install matplotlib" in out.getvalue()

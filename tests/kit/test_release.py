@@ -6,16 +6,16 @@ import base64
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from grader import homeworks
-from grader.build import BEGIN, END
 from grader.homeworks import ROOT
-from grader.release import ReleaseError, release, student_readme
+from grader.release import ReleaseError, release, student_files, student_readme
+from grader.stubs import BEGIN, END
 from kit import HW
 
 
@@ -42,9 +42,11 @@ def graded_copy(copy, tmp_path_factory):
 
 def test_copy_has_no_solutions_no_kit_tests_no_instructor_tools(copy):
     files = {p.relative_to(copy).as_posix() for p in copy.rglob("*") if p.is_file()}
-    assert not [f for f in files if f.startswith(("solutions/", "tests/kit/", "benchmarks/grading_speed", "docs/", ".ci/"))]
+    left_out = ("solutions/", "tests/kit/", "benchmarks/grading_speed", "docs/", ".ci/")
+    assert not [f for f in files if f.startswith(left_out)]
     assert "benchmarks/boss_ppo_vs_reinforce.py" in files  # the task statement tells students to run it
-    for tool in ("grader/build.py", "grader/release.py", "grader/batch.py", "grader/notebook_build.py"):
+    for tool in ("grader/build.py", "grader/stubs.py", "grader/release.py", "grader/batch.py",
+                 "grader/notebook_build.py", "grader/gradescope.py"):
         assert tool not in files
     hw = homeworks.load(HW)
     for part in hw.parts:  # what a student needs is there
@@ -68,8 +70,8 @@ def test_no_solution_code_in_the_copy(copy):
             else:
                 provided.add(line.strip())
     task = (ROOT / "homework" / HW / "README.md").read_text(encoding="utf-8")  # may quote boilerplate lines
-    provided_text = "\n".join(provided)  # a docstring may spell out a line of the protocol, as train's does
-    region_lines = {line for line in region_lines if line not in provided_text and line not in task}
+    shown = "\n".join(provided)  # a docstring may quote a line of its region: the author shows it on purpose
+    region_lines = {line for line in region_lines if line not in shown and line not in task}
     assert len(region_lines) >= 20, "too few telling solution lines: the check below would prove little"
     leaks = []
     for path in copy.rglob("*"):
@@ -115,7 +117,7 @@ def test_copy_installs_and_imports_its_own_grader(copy, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     installed = {p.name for p in (target / "grader").glob("*.py")}
     assert {"cli.py", "runner.py", "plugin.py", "checks.py", "loading.py"} <= installed
-    assert not installed & {"build.py", "release.py", "batch.py", "notebook_build.py"}
+    assert not installed & {"build.py", "stubs.py", "release.py", "batch.py", "notebook_build.py", "gradescope.py"}
     code = ("import sys, grader.cli, grader.plugin, grader.runner, grader.export\n"
             "mods = [m for m in sys.modules.values() if m.__name__.split('.')[0] == 'grader']\n"
             "assert all(m.__file__.startswith(sys.argv[1]) for m in mods), [m.__file__ for m in mods]\n"
@@ -134,6 +136,22 @@ def test_student_readme_drops_marked_regions_and_the_instructor_section():
     text = ("# T\n\nкоманда студента\n<!-- instructor -->\nкит\n<!-- /instructor -->\n## Для студента\nа\n"
             "## For instructors\nрешения\n## Лицензия\nMIT\n")
     assert student_readme(text) == "# T\n\nкоманда студента\n## Для студента\nа\n## Лицензия\nMIT\n"
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_only_tracked_files_are_released_and_the_exclusions_still_apply(tmp_path):
+    kit = tmp_path / "kit"
+    for rel in ("grader/cli.py", "grader/build.py", "grader/gradescope.py", "homework/hw/a.py", "solutions/hw/a.py",
+                "tests/kit/test_x.py", "tests/hw/test_a.py", "scratch.py", "homework/hw/answers.txt"):
+        (kit / rel).parent.mkdir(parents=True, exist_ok=True)
+        (kit / rel).write_text("x = 1\n", encoding="utf-8")
+    git = ["git", "-C", str(kit), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "grader", "homework/hw/a.py", "solutions", "tests"], check=True)
+    tracked = ["grader/cli.py", "homework/hw/a.py", "tests/hw/test_a.py"]
+    assert [p.as_posix() for p in student_files(kit)] == tracked  # untracked scratch.py, answers.txt stay out
+    shutil.rmtree(kit / ".git")  # not a checkout: every file but the exclusions
+    assert [p.as_posix() for p in student_files(kit)] == sorted(tracked + ["homework/hw/answers.txt", "scratch.py"])
 
 
 def test_release_refuses_a_folder_inside_the_repository_or_not_empty(tmp_path):
@@ -155,7 +173,8 @@ def test_classroom_workflow_is_valid_and_its_points_step_reports_partial_credit(
     assert f"python homework/check.py {HW} --json results.json" in grade["run"]
     points = next(s for s in steps if s.get("id") == "grader")
     reporter = next(s for s in steps if "autograding-grading-reporter" in s.get("uses", ""))
-    assert reporter["with"]["runners"] == "grader" and "steps.grader.outputs.result" in reporter["env"]["GRADER_RESULTS"]
+    assert reporter["with"]["runners"] == "grader"
+    assert "steps.grader.outputs.result" in reporter["env"]["GRADER_RESULTS"]
     script = re.search(r"<<'EOF'\n(.*?)\nEOF", points["run"], re.S).group(1)
 
     # run the step's script on a partly solved homework: the reference ppo.py, every other part a stub

@@ -1,17 +1,23 @@
-"""The notebook's plots, drawn from the student's own functions (matplotlib is an optional extra).
+"""Графики тетрадки (готовый код, дописывать не нужно): они рисуют то, что делают ваши функции.
 
-Each function takes the student's functions as arguments, so a plot cell shows what the student's code
-does. None of them raises: without matplotlib a plot prints how to install it; a function still left
-as TODO (or failing) prints a short note, and the notebook runs on. Text is Russian: students read it.
+Каждая функция получает ваши функции аргументами: `plots.gae_courier(gae)`. Графикам нужен matplotlib
+(`python -m pip install matplotlib`); без него, как и пока функция не дописана, график печатает короткое
+пояснение и ничего не ломает. Работает и вне тетрадки: `import plots` из папки с модулями.
 """
+# The notebook's plots, declared in notebook.toml next to this file; provided code (no solution regions), so
+# `python -m grader.build` copies it to homework/<hw>/plots.py, where the notebook's setup cell imports it.
+# None of them raises: without matplotlib a plot prints how to install it; a function still left as TODO (or
+# failing) prints a short note, and the notebook runs on. Text is Russian: students read it.
 from __future__ import annotations
 
 import contextlib
+import inspect
 
 import numpy as np
 
 INSTALL_HINT = ("Для графиков нужен matplotlib, он не установлен. Установите его и перезапустите ядро:\n"
-                "    python -m pip install matplotlib      (или из корня репозитория: python -m pip install -e \".[plots]\")\n"
+                "    python -m pip install matplotlib      "
+                "(или из корня репозитория: python -m pip install -e \".[plots]\")\n"
                 "В Jupyter можно прямо в ячейке: %pip install matplotlib")
 
 
@@ -219,8 +225,6 @@ def monitoring(history_or_train, **train_kwargs) -> None:
     with _drawing("панели мониторинга", plt):
         history = history_or_train
         if callable(history_or_train):
-            import inspect
-
             if "log_every" in inspect.signature(history_or_train).parameters:
                 train_kwargs.setdefault("log_every", 0)
             history = history_or_train(**train_kwargs)
