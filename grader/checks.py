@@ -183,12 +183,12 @@ def _is_numeric(x: Any) -> bool:
         return False
 
 
-def check_pair(got: Any, what: str, names: tuple[str, str] = ("advantages", "returns")) -> tuple[Any, Any]:
-    """The answer must be a pair (tuple or list of two); return its two items."""
+def check_pair(got: Any, what: str, names: tuple[str, str] = ("x", "y")) -> tuple[Any, Any]:
+    """The answer must be a pair (tuple or list of two) named ``names`` in the docstring; return its two items."""
     _not_implemented_if_none(got, what)
     if not isinstance(got, (tuple, list)) or len(got) != 2:
-        _fail(what, f"кортеж из двух элементов ({names[0]}, {names[1]})", fmt(got) if _is_numeric(got) else type(got).__name__,
-              f"верните пару: return {names[0]}, {names[1]}")
+        _fail(what, f"кортеж из двух элементов ({names[0]}, {names[1]})",
+              fmt(got) if _is_numeric(got) else type(got).__name__, f"верните пару: return {names[0]}, {names[1]}")
     return got[0], got[1]
 
 

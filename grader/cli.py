@@ -1,6 +1,6 @@
 """The grader's command line: ``python homework/check.py HW [PART ...] [options]``.
 
-Options may stand anywhere (``check.py HW -v ppo`` = ``check.py HW ppo -v``), as with pytest. Every usage
+Options may stand anywhere (``check.py HW -v PART`` = ``check.py HW PART -v``), as with pytest. Every usage
 mistake exits 2 with one line in Russian saying what is wrong and what would work, before anything is graded.
 """
 from __future__ import annotations
@@ -21,16 +21,20 @@ from grader.homeworks import ROOT, UsageError
 from grader.report import all_passed, scoreboard
 from grader.runner import PYTEST_FLAGS, run_parts, schedule
 
-EPILOG = """примеры:
-  python homework/check.py s6-hw00-rl-foundations              все части, ваш код из homework/
-  python homework/check.py s6-hw00-rl-foundations ppo          одна часть
-  python homework/check.py s6-hw00-rl-foundations "ppo::test_gae_courier[lam0.95]"   одна проверка
-  python homework/check.py s6-hw00-rl-foundations ppo --list   имена проверок части
-  python homework/check.py s6-hw00-rl-foundations -v ppo       опции можно ставить до и после частей
-  python homework/check.py s6-hw00-rl-foundations --solutions  эталонные решения (для преподавателя)
-  python homework/check.py s6-hw00-rl-foundations --notebook notebooks/s6-hw00-rl-foundations.ipynb
-  python homework/check.py s6-hw00-rl-foundations --batch submissions/ --jobs 2 --csv scores.csv --feedback out/
-"""
+def _epilog() -> str:
+    """Examples with the names of a homework of this kit and its first part (whatever the kit holds)."""
+    names = homeworks.available()
+    hw = homeworks.load(names[0]).name if names else "HW"
+    part = homeworks.load(names[0]).parts[0].id if names and homeworks.load(names[0]).parts else "ЧАСТЬ"
+    cmd = f"python homework/check.py {hw}"
+    rows = [(cmd, "все части, ваш код из homework/"), (f"{cmd} {part}", "одна часть"),
+            (f'{cmd} "{part}::test_имя"', "одна проверка"), (f"{cmd} {part} --list", "имена проверок части"),
+            (f"{cmd} -v {part}", "опции можно ставить до и после частей"),
+            (f"{cmd} --solutions", "эталонные решения (для преподавателя)"),
+            (f"{cmd} --notebook notebooks/{hw}.ipynb", "тетрадка"),
+            (f"{cmd} --batch submissions/ --csv scores.csv --feedback out/", "все работы класса")]
+    width = max(len(what) for _, what in rows) + 2
+    return "примеры:\n" + "\n".join(f"  {what + ':':<{width}}{c}" for c, what in rows) + "\n"
 
 
 HELP = "Справка: python homework/check.py --help"
@@ -73,11 +77,11 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="python homework/check.py", description="Автопроверка домашних работ курса.",
-                epilog=EPILOG, formatter_class=_Formatter, add_help=False)
+                epilog=_epilog(), formatter_class=_Formatter, add_help=False)
     p._positionals.title, p._optionals.title = "аргументы", "опции"
     p.add_argument("-h", "--help", action="help", help="показать эту справку и выйти")
-    p.add_argument("homework", nargs="?", help="имя домашней работы, например s6-hw00-rl-foundations")
-    p.add_argument("parts", nargs="*", help="части (ppo, dp, ...) или одна проверка: часть::имя_теста")
+    p.add_argument("homework", nargs="?", help="имя домашней работы (список: --list)")
+    p.add_argument("parts", nargs="*", help="части (их имена: --list) или одна проверка: часть::имя_теста")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--solutions", action="store_true", help="проверить эталонные решения из solutions/")
     src.add_argument("--dir", metavar="PATH", help="проверить модули из другой папки")
@@ -157,7 +161,7 @@ def _load_homework(name: str) -> homeworks.Homework:
     if name in names:
         return homeworks.load(name)
     owners = [hw for hw in map(homeworks.load, names) if any(p.id == name.partition("::")[0] for p in hw.parts)]
-    if owners:  # a part given without its homework: check.py ppo
+    if owners:  # a part given without its homework: check.py PART
         raise UsageError(f"«{name}» — часть, а не домашняя работа: сначала имя работы, потом часть — "
                          f"python homework/check.py {owners[0].name} {name}")
     raise UsageError(f"домашней работы «{name}» нет. {_closest(name, names)}"
@@ -167,7 +171,7 @@ def _load_homework(name: str) -> homeworks.Homework:
 def _part(hw, part_id: str) -> homeworks.Part:
     ids = [p.id for p in hw.parts]
     if part_id not in ids:
-        what = f"нет части «{part_id}»" if part_id else "перед :: нужна часть (например ppo::test_gae_courier)"
+        what = f"нет части «{part_id}»" if part_id else f"перед :: нужна часть (например {ids[0]}::test_имя)"
         raise UsageError(f"в домашней работе {hw.name} {what}. {_closest(part_id, ids)}Есть: {', '.join(ids)}")
     return hw.part(part_id)
 

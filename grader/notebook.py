@@ -1,4 +1,4 @@
-"""Running a part's graded checks from inside a notebook: ``check("ppo")`` in a check cell.
+"""Running a part's graded checks from inside a notebook: ``check("PART")`` in a check cell.
 
 The check cell hands the notebook's own namespace (the functions the student has just defined) to
 the same graded suite the command line runs, in this process, and prints the same scoreboard and
@@ -27,7 +27,7 @@ def check(part: str | None = None, namespace: dict | None = None, *, homework: s
           verbose: bool = False) -> None:
     """Grade the functions defined in this notebook and print the scoreboard.
 
-    ``part`` is a part id (``"ppo"``), one check (``"ppo::test_gae_courier[lam0.95]"``), or None for all
+    ``part`` is a part id, one check (``"PART::test_name[id]"``), or None for all
     parts. ``namespace`` defaults to the caller's globals (a notebook's namespace). ``homework``
     defaults to the notebook's ``HOMEWORK`` variable, or to the only homework there is.
     """

@@ -167,8 +167,8 @@ def _live(config):
 def module_fixture(name: str):
     """A session fixture giving the module ``name`` of the implementation under test.
 
-    In a homework's conftest (``tests/<hw>/conftest.py``): ``ppo = module_fixture("ppo")``; a graded test then
-    takes ``ppo`` as an argument and never imports the module by name.
+    In a homework's conftest (``tests/<hw>/conftest.py``): ``part = module_fixture("part")``; a graded test then
+    takes ``part`` as an argument and never imports the module by name.
     """
     hw_name = Path(sys._getframe(1).f_globals["__file__"]).resolve().parent.name
 

@@ -1,6 +1,6 @@
 """The grading side of the trust boundary: the submission's modules as proxies whose calls cross a pipe.
 
-A graded test gets ``ppo`` as a :class:`RemoteModule`; ``ppo.gae(...)`` pickles the call to a worker process
+A graded test gets the part's module as a :class:`RemoteModule`; ``module.f(...)`` pickles the call to a worker process
 (:mod:`grader.worker`), which alone imports and runs the student's code, and decodes the answer with
 :mod:`grader.wire`: plain data rebuilt as exact types, so no returned object can run code here. What the call
 did to its arguments comes back too: a changed array, list, dict or random generator is copied into the
@@ -524,7 +524,7 @@ _PENDING: dict[type, type] = {}
 
 def _replay_when_used(env, journal: wire.Journal) -> None:
     """Replay ``journal`` on ``env`` the first time the test touches ``env`` again (reads an attribute, calls a
-    method, passes it to another call): a cliff run of 500 episodes whose environment no test looks at afterwards
+    method, passes it to another call): a run of 500 episodes whose environment no test looks at afterwards
     costs no replay. An object whose class cannot be swapped is replayed at once."""
     cls = type(env)
     if cls not in _PENDING:

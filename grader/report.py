@@ -33,7 +33,7 @@ def scoreboard(hw: Homework, results: list[PartResult], source: str, rerun_prefi
                files: str | None = None) -> str:
     """The scoreboard and the feedback, as the student reads it.
 
-    ``partial``: True, or the ids of the parts of which only some checks ran (``ppo::test_x``): their rows show
+    ``partial``: True, or the ids of the parts of which only some checks ran (``part::test_x``): their rows show
     the checks run and what those are worth, never the part's score. ``whole``: part id -> every check of that
     part (``{"name", "weight", "bonus"}``), to say what the checks run are worth; without it the points of a
     partial part are not shown. ``files``: the folder of the graded modules as the student names it
@@ -333,7 +333,7 @@ def function_order(hw: Homework, part) -> tuple[list[str], dict[str, set[str]]]:
     """The part module's functions in the order to fix them, and what each calls (transitively).
 
     Read with ``ast`` from the reference module (or, in the student's copy, the stub): a function that others
-    call comes before them (td_errors, gae, ppo_loss); otherwise the order of definition.
+    call comes before them (a function before its callers); otherwise the order of definition.
     """
     path = hw.solutions_dir / f"{part.module}.py"
     if not path.is_file():

@@ -16,11 +16,14 @@ Typical mistakes are named where they first show: the oracles take keywords that
 ppo_update and train are computed only when the answer is already wrong, so they cost nothing on a right one.
 """
 import math
+from functools import partial
 
 import numpy as np
 import pytest
 
 from grader.checks import as_array, check_close, check_float, check_pair, check_that, check_unchanged, fmt, graded
+
+gae_pair = partial(check_pair, names=("advantages", "returns"))  # what gae-like functions return
 
 KL_BOUND = 6.0  # nats per answer, stated in the task README
 STRONG_KL_BOUND = 2.5  # with beta = 0.2, also in the README
@@ -390,7 +393,7 @@ def test_token_gae_hand_made(boss):
     values = np.array([[0.5, 0.6, 0.7, 0.8], [0.2, 0.4, 5.0, 5.0]])
     mask = np.array([[1.0, 1, 1, 1], [1, 1, 0, 0]])
     inputs = [rewards.copy(), values.copy(), mask.copy()]
-    adv, ret = check_pair(boss.token_gae(*inputs, gamma=1.0, lam=0.95), "token_gae возвращает (advantages, returns)")
+    adv, ret = gae_pair(boss.token_gae(*inputs, gamma=1.0, lam=0.95), "token_gae возвращает (advantages, returns)")
     expected = [[0.176225, 0.1855, 0.09, 0.2], [0.595, 0.1, 0.0, 0.0]]
     check_close(adv, expected, what="token_gae: advantages (расчёт — в docstring проверки в tests/s6-hw00-rl-foundations/test_boss.py)",
                 hint="δ_t = r_t + γ·V(s_{t+1}) − V(s_t), Â_t = δ_t + γλ·Â_{t+1} — от конца ответа к началу; после "
@@ -412,13 +415,13 @@ def test_token_gae_long_answer(boss):
     rewards = np.zeros((2, L))
     rewards[:, -1] = 1.0
     values, mask = np.zeros((2, L)), np.ones((2, L))
-    adv, _ = check_pair(boss.token_gae(rewards, values, mask, gamma=1.0, lam=0.95), "token_gae")
+    adv, _ = gae_pair(boss.token_gae(rewards, values, mask, gamma=1.0, lam=0.95), "token_gae")
     adv = np.asarray(adv, float)
     check_float(adv[0, 0], 0.95 ** 100, what="Â_0 при λ = 0.95, V = 0, оценка 1 на 101-м токене", atol=1e-9,
                 hint="Â_0 = Σ_l (γλ)^l δ_l = 0.95^100·1 ≈ 0.0059: при λ = 0.95 сигнал в начало длинного ответа почти не доходит.",
                 mistakes={"λ не входит в рекурсию (как при λ = 1)": 1.0})
     check_close(adv[0], 0.95 ** np.arange(100, -1, -1), what="Â_t = 0.95^(100 − t) по всему ответу", atol=1e-9)
-    adv1, _ = check_pair(boss.token_gae(rewards, values, mask, gamma=1.0, lam=1.0), "token_gae")
+    adv1, _ = gae_pair(boss.token_gae(rewards, values, mask, gamma=1.0, lam=1.0), "token_gae")
     check_close(adv1, np.ones((2, L)), what="при λ = 1 (и γ = 1) оценка доходит до каждого токена целиком")
 
 
@@ -430,7 +433,7 @@ def test_token_gae_random(boss, seed):
     mask = random_mask(rng, B, L)
     rewards, values = rng.normal(size=(B, L)), rng.normal(size=(B, L))  # мусор и на паддинге
     gamma, lam = (1.0, 0.95) if seed == 0 else (float(rng.uniform(0.9, 1)), float(rng.uniform(0.5, 1)))
-    adv, ret = check_pair(boss.token_gae(rewards, values, mask, gamma=gamma, lam=lam), "token_gae")
+    adv, ret = gae_pair(boss.token_gae(rewards, values, mask, gamma=gamma, lam=lam), "token_gae")
     exp_adv, exp_ret = gae_oracle(rewards, values, mask, gamma, lam)
     mistakes = gae_mistakes(rewards, values, mask, gamma, lam)
     mistakes["γ и λ не переданы дальше: взяты значения по умолчанию γ = 1, λ = 0.95"] = \
@@ -1196,6 +1199,6 @@ def test_vapo_lambda(boss):
     mask = random_mask(rng, 6, 5)
     rewards, values = rng.normal(size=(6, 5)), rng.normal(size=(6, 5))
     lam = rng.uniform(0.3, 1.0, size=6)
-    adv, _ = check_pair(boss.token_gae(rewards, values, mask, gamma=1.0, lam=lam), "token_gae с λ-массивом")
+    adv, _ = gae_pair(boss.token_gae(rewards, values, mask, gamma=1.0, lam=lam), "token_gae с λ-массивом")
     check_close(adv, gae_oracle(rewards, values, mask, 1.0, lam)[0], what="token_gae, где λ — массив [B] по ответам",
                 hint="λ[b] — своё для каждого ответа (строки батча).")

@@ -9,7 +9,10 @@ import functools
 import numpy as np
 import pytest
 
+
 from grader.checks import check_close, check_float, check_pair, check_that, check_unchanged, graded
+
+gae_pair = functools.partial(check_pair, names=("advantages", "returns"))  # what gae-like functions return
 
 COURIER_R = [1.0, 0.0, 2.0]
 COURIER_V = [2.0, 1.5, 1.0]
@@ -236,7 +239,7 @@ COURIER_TABLE = {0.0: [0.35, -0.6, 1.0], 0.5: [0.2825, -0.15, 1.0], 0.95: [0.568
 @graded("Робот-курьер: преимущества GAE при λ = {lam} (таблица урока)")
 @pytest.mark.parametrize("lam", list(COURIER_TABLE), ids=[f"lam{x}" for x in COURIER_TABLE])
 def test_gae_courier(ppo, lam):
-    adv, _ = check_pair(ppo.gae(COURIER_R, COURIER_V, 0.0, GAMMA, lam), "gae возвращает (advantages, returns)")
+    adv, _ = gae_pair(ppo.gae(COURIER_R, COURIER_V, 0.0, GAMMA, lam), "gae возвращает (advantages, returns)")
     hint, mistakes = gae_feedback(ppo, adv, COURIER_TABLE[lam], "Â_t = δ_t + γλ·Â_{t+1}, проход с конца траектории, Â_T = 0.",
                                   gae_mistakes([0.35, -0.6, 1.0], GAMMA, lam))
     check_close(adv, COURIER_TABLE[lam], what=f"gae для робота-курьера, γ = 0.9, λ = {lam}: advantages", hint=hint,
@@ -245,7 +248,7 @@ def test_gae_courier(ppo, lam):
 
 @graded("Робот-курьер: цели критика R̂ = Â + V; при λ = 1 это отдачи G = [2.62, 1.8, 2]")
 def test_gae_returns_courier(ppo):
-    adv, ret = check_pair(ppo.gae(COURIER_R, COURIER_V, 0.0, GAMMA, 1.0), "gae возвращает (advantages, returns)")
+    adv, ret = gae_pair(ppo.gae(COURIER_R, COURIER_V, 0.0, GAMMA, 1.0), "gae возвращает (advantages, returns)")
     hint, mistakes = returns_feedback(ppo, adv, ret, COURIER_R, COURIER_V, 0.0, GAMMA, 1.0)
     check_close(ret, [2.62, 1.8, 2.0], what="returns из gae при λ = 1 (должны совпасть с отдачами G_t)",
                 hint=hint, mistakes=mistakes)
@@ -254,7 +257,7 @@ def test_gae_returns_courier(ppo):
 
 @graded("Робот-курьер: returns = Â + V при λ = 0.5")
 def test_gae_returns_lam05(ppo):
-    adv, ret = check_pair(ppo.gae(COURIER_R, COURIER_V, 0.0, GAMMA, 0.5), "gae возвращает (advantages, returns)")
+    adv, ret = gae_pair(ppo.gae(COURIER_R, COURIER_V, 0.0, GAMMA, 0.5), "gae возвращает (advantages, returns)")
     hint, mistakes = returns_feedback(ppo, adv, ret, COURIER_R, COURIER_V, 0.0, GAMMA, 0.5)
     check_close(ret, [2.2825, 1.35, 2.0], what="returns из gae при λ = 0.5", hint=hint, mistakes=mistakes)
 
@@ -277,7 +280,7 @@ def test_n_step_identity(ppo):
 def test_lambda_mixture_courier(ppo):
     mixture = gae_lambda_mixture(COURIER_R, COURIER_V, 0.0, GAMMA, 0.5)
     check_float(mixture[0], 0.2825, what="оракул теста: λ-смесь n-шаговых оценок")  # guards the oracle itself
-    adv, _ = check_pair(ppo.gae(COURIER_R, COURIER_V, 0.0, GAMMA, 0.5), "gae возвращает (advantages, returns)")
+    adv, _ = gae_pair(ppo.gae(COURIER_R, COURIER_V, 0.0, GAMMA, 0.5), "gae возвращает (advantages, returns)")
     hint, mistakes = gae_feedback(ppo, adv, mixture, "GAE — взвешенное среднее n-шаговых оценок с весами (1−λ)λ^{n−1}.",
                                   gae_mistakes([0.35, -0.6, 1.0], GAMMA, 0.5))
     check_close(adv, mixture, what="gae при λ = 0.5 против λ-смеси n-шаговых оценок", hint=hint, mistakes=mistakes)
@@ -288,7 +291,7 @@ def test_quiz_question_2(ppo):
     values = np.array([0.4, -0.2, 0.7])
     delta = np.array([0.1, 0.3, 0.1])
     rewards = delta - np.append(values[1:], 0.0) + values  # такие награды, что δ_t = r_t + V(s_{t+1}) − V(s_t)
-    adv, _ = check_pair(ppo.gae(rewards, values, 0.0, 1.0, 0.5), "gae возвращает (advantages, returns)")
+    adv, _ = gae_pair(ppo.gae(rewards, values, 0.0, 1.0, 0.5), "gae возвращает (advantages, returns)")
     hint, mistakes = gae_feedback(ppo, adv, [0.275, 0.35, 0.1], "Â_t = δ_t + γλ·Â_{t+1}: Â_2 = 0.1, Â_1 = 0.3 + 0.5·0.1, "
                                   "Â_0 = 0.1 + 0.5·0.35.", gae_mistakes(delta, 1.0, 0.5))
     check_close(adv, [0.275, 0.35, 0.1], what="gae для вопроса 2 (γ = 1, λ = 0.5)", hint=hint, mistakes=mistakes)
@@ -305,7 +308,7 @@ def test_gae_random(ppo, seed):
     check_close(ppo.td_errors(rewards, values, last_value, gamma), delta, what=f"td_errors, T = {T}",
                 hint="δ_t = r_t + γ·V(s_{t+1}) − V(s_t); следующие ценности — values[1:] и last_value.",
                 mistakes=td_mistakes(rewards, values, last_value, gamma))
-    adv, ret = check_pair(ppo.gae(rewards, values, last_value, gamma, lam), "gae возвращает (advantages, returns)")
+    adv, ret = gae_pair(ppo.gae(rewards, values, last_value, gamma, lam), "gae возвращает (advantages, returns)")
     expected = gae_explicit_sum(delta, gamma, lam)
     hint, mistakes = gae_feedback(ppo, adv, expected, "Â_t = δ_t + γλ·Â_{t+1}, проход с конца траектории, Â_T = 0.",
                                   gae_mistakes(delta, gamma, lam))
@@ -338,13 +341,13 @@ def test_gae_types_and_inputs(ppo):
                                       "ответ неверен, так что дело не в типах входов.", gae_mistakes(delta, 0.99, 0.95))
         return hint, mistakes
 
-    adv, _ = check_pair(ppo.gae(rewards, values, np.float32(0.5), 0.99, 0.95), "gae на float32")
+    adv, _ = gae_pair(ppo.gae(rewards, values, np.float32(0.5), 0.99, 0.95), "gae на float32")
     check_unchanged(r_copy, rewards, name="rewards", function="gae")
     check_unchanged(v_copy, values, name="values", function="gae")
     hint, mistakes = hint_for(adv, "на float64 ответ верен, а на float32 — нет: приводите входы к числам "
                                    "np.asarray(x, dtype=float); last_value может быть np.float32.")
     check_close(adv, expected, what="gae на массивах float32", atol=1e-4, rtol=1e-4, hint=hint, mistakes=mistakes)
-    adv, _ = check_pair(ppo.gae(rewards.tolist(), values.tolist(), 0.5, 0.99, 0.95), "gae на списках")
+    adv, _ = gae_pair(ppo.gae(rewards.tolist(), values.tolist(), 0.5, 0.99, 0.95), "gae на списках")
     hint, mistakes = hint_for(adv, "на массивах ответ верен, а на списках — нет: список нельзя сдвигать и умножать как "
                                    "массив, сначала np.asarray(rewards, dtype=float).")
     check_close(adv, expected, what="gae на обычных списках Python", atol=1e-4, rtol=1e-4, hint=hint, mistakes=mistakes)
@@ -639,7 +642,7 @@ def test_boundaries_hand_made(ppo):
         δ_2 = 1 + 0.9·1 − 0.5 = 1.4          δ_3 = 2 + 0.9·3 − 1 = 3.7  (обрыв: настоящая V(s_4) = 3)
         Â_3 = 3.7;  Â_2 = 1.4 + 0.72·3.7 = 4.064;  Â_1 = −2.0 (эпизод кончился);  Â_0 = 1.8 + 0.72·(−2) = 0.36
     """
-    adv, ret = check_pair(ppo.gae_with_boundaries(**BOUNDARY, gamma=0.9, lam=0.8), "gae_with_boundaries")
+    adv, ret = gae_pair(ppo.gae_with_boundaries(**BOUNDARY, gamma=0.9, lam=0.8), "gae_with_boundaries")
     b = BOUNDARY
     swapped = boundary_oracle(b["rewards"], b["values"], b["next_values"], b["truncated"], b["terminated"], 0.9, 0.8)
     no_cut_delta = np.array([1.8, -2.0, 1.4, 3.7])
@@ -671,7 +674,7 @@ def test_boundaries_random(ppo, seed):
     expected = boundary_oracle(rewards, values, next_values, terminated, truncated, gamma, lam)
     inputs = [rewards, values, next_values, terminated, truncated]
     copies = [x.copy() for x in inputs]
-    adv, ret = check_pair(ppo.gae_with_boundaries(*copies, gamma=gamma, lam=lam), "gae_with_boundaries")
+    adv, ret = gae_pair(ppo.gae_with_boundaries(*copies, gamma=gamma, lam=lam), "gae_with_boundaries")
     never = np.zeros(T, dtype=bool)
     mistakes = {
         "рекурсия обрывается только на terminated, а через truncated идёт дальше":
@@ -705,7 +708,7 @@ def test_boundaries_parallel(ppo):
     ends = rng.random((T, N)) < 0.2
     terminated = ends & (rng.random((T, N)) < 0.5)
     truncated = ends & ~terminated
-    adv, ret = check_pair(ppo.gae_with_boundaries(rewards, values, next_values, terminated, truncated, 0.99, 0.95),
+    adv, ret = gae_pair(ppo.gae_with_boundaries(rewards, values, next_values, terminated, truncated, 0.99, 0.95),
                           "gae_with_boundaries для [T, N]")
     expected = np.stack([boundary_oracle(rewards[:, n], values[:, n], next_values[:, n], terminated[:, n],
                                          truncated[:, n], 0.99, 0.95) for n in range(N)], axis=1)
@@ -725,7 +728,7 @@ def test_boundaries_parallel(ppo):
                         "должна идти по оси времени 0 для каждого столбца отдельно": flat}
     check_close(adv, expected, what=f"gae_with_boundaries для батча формы ({T}, {N})", hint=hint, mistakes=mistakes)
     check_close(ret, expected + values, what="gae_with_boundaries для [T, N]: returns")
-    adv01, _ = check_pair(ppo.gae_with_boundaries(rewards, values, next_values, terminated.astype(np.int64),
+    adv01, _ = gae_pair(ppo.gae_with_boundaries(rewards, values, next_values, terminated.astype(np.int64),
                                                   truncated.astype(np.int64), 0.99, 0.95), "gae_with_boundaries")
     check_close(adv01, expected, what=f"gae_with_boundaries для [{T}, {N}] с флагами 0/1 (np.int64) вместо True/False",
                 hint="флаги бывают и числами 0/1: приведите их к bool (np.asarray(x, dtype=bool)) или пишите 1 − flag; "
@@ -739,7 +742,7 @@ def test_boundaries_match_gae(ppo):
     rewards = rng.normal(size=10)
     next_values = np.append(values[1:], 0.7)
     flags = np.zeros(10, dtype=bool)
-    adv, _ = check_pair(ppo.gae_with_boundaries(rewards, values, next_values, flags, flags, 0.95, 0.9),
+    adv, _ = gae_pair(ppo.gae_with_boundaries(rewards, values, next_values, flags, flags, 0.95, 0.9),
                         "gae_with_boundaries")
     check_close(adv, gae_explicit_sum(deltas_oracle(rewards, values, 0.7, 0.95), 0.95, 0.9),
                 what="gae_with_boundaries на одном эпизоде, который продолжается после батча",
