@@ -19,8 +19,9 @@ _PLAIN = {CheckFailure: "check", ModuleLoadError: "load", CallTimeout: "timeout"
           WorkerCrashed: "crash", BadAnswer: "error", MissingFunction: "todo"}
 
 
-def explain(exc: BaseException, live=None) -> tuple[str, str]:
-    """(kind, message) for an exception a graded test raised. ``live`` is the in-notebook namespace, if any."""
+def explain(exc: BaseException, live=None, mutated: list[tuple[str, str]] = ()) -> tuple[str, str]:
+    """(kind, message) for an exception a graded test raised. ``live`` is the in-notebook namespace, if any;
+    ``mutated`` the (function, parameter) pairs whose argument the student's code changed in place in this check."""
     for cls, kind in _PLAIN.items():
         if isinstance(exc, cls):
             return kind, str(exc)
@@ -32,6 +33,12 @@ def explain(exc: BaseException, live=None) -> tuple[str, str]:
             return "todo", f"не реализовано (TODO): {frame.name if frame else _todo_name(str(exc))}"
         if frame is not None:
             return "error", f"ошибка в вашем коде: {live.describe_error(exc)}"
+    if mutated:  # the check's own code broke on an input the student's function changed under it
+        function, name = mutated[0]
+        return "error", (f"функция {function} изменила свой аргумент `{name}` на месте, а проверка использует его "
+                         f"дальше и не может сравнить ответ ({_local(exc)}).\nПодсказка: функции не меняют свои "
+                         "входы — работайте с копией (np.array(x, dtype=float)) или создавайте новые массивы и "
+                         "списки вместо x.append(...), x[...] = ..., x -= ....")
     return "error", (f"ошибка при проверке ответа: {_local(exc)}\n"
                      "Подсказка: проверьте тип и форму того, что возвращает функция (см. её docstring).")
 

@@ -30,6 +30,7 @@ class Part:
     timeout: float = 10.0
     bonus_points: float = 0.0
     cost: float = 1.0  # how long the part takes to grade, relative to the others: for scheduling only
+    timeout_hints: tuple[tuple[str, str], ...] = ()  # (function, what to look at when it runs past the limit)
 
 
 @dataclass(frozen=True)
@@ -79,5 +80,6 @@ def load(name: str) -> Homework:
         raise UsageError(f"домашней работы «{name}» нет. Есть: {', '.join(names) if names else '(ни одной)'}")
     with path.open("rb") as f:
         data = tomllib.load(f)
-    parts = tuple(Part(**p) for p in data.get("part", []))
+    parts = tuple(Part(**{**p, "timeout_hints": tuple(sorted(p.get("timeout_hints", {}).items()))})
+                  for p in data.get("part", []))
     return Homework(name=name, title=data.get("title", name), parts=parts)

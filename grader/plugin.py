@@ -136,7 +136,8 @@ def _session(config, hw_name: str, module: str) -> Session:
         hw = homeworks.load(hw_name)
         part = next((p for p in hw.parts if p.module == module), None)
         limit = config.getoption("--check-timeout") or (part.timeout if part else max(p.timeout for p in hw.parts))
-        sessions[hw_name, module] = Session(hw, _source(config.getoption("--impl"), hw), limit)
+        hints = dict(part.timeout_hints) if part else {}
+        sessions[hw_name, module] = Session(hw, _source(config.getoption("--impl"), hw), limit, hints)
     return sessions[hw_name, module]
 
 
@@ -266,7 +267,8 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     if call.excinfo is not None and report.failed and _FAILURE not in item.stash:
         exc = call.excinfo.value
-        kind, message = explain(exc, _live(item.config))
+        mutated = [m for session in item.config.stash[_STATE]["sessions"].values() for m in session.check.mutated]
+        kind, message = explain(exc, _live(item.config), mutated)
         # the student's own traceback, from the worker, where there is one; the check's otherwise
         trace = exc.info.get("traceback", "") if isinstance(exc, RemoteError) else report.longreprtext
         item.stash[_FAILURE] = (kind, message, str(trace))

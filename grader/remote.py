@@ -168,6 +168,7 @@ class _Check:
     seed: int | None = None
     deadline: float = float("inf")
     functions: list[str] = field(default_factory=list)
+    mutated: list[tuple[str, str]] = field(default_factory=list)  # (function, parameter) it changed in place
 
 
 @dataclass
@@ -180,8 +181,9 @@ class Session:
     """The implementation under test for one pytest session: where its files are, its worker, and the
     bookkeeping of modules that did not load and functions that hung."""
 
-    def __init__(self, hw: Homework, source: Path, limit: float, hidden: list[Path] = ()):
+    def __init__(self, hw: Homework, source: Path, limit: float, timeout_hints: dict[str, str] | None = None):
         self.hw, self.source, self.limit = hw, Path(source).resolve(), float(limit)
+        self.timeout_hints = timeout_hints or {}  # function -> what to look at when it runs past the limit
         self.part_modules = set(hw.modules)
         self.provided = provided_modules(hw)
         self.test_modules = sorted(p.stem for p in hw.tests_dir.glob("*.py"))
@@ -285,9 +287,10 @@ class Session:
             where = self._where(function)
             self._discard()
             self.hung[module, function] = self.check.title or function
+            hint = self.timeout_hints.get(function)
             raise CallTimeout(f"превышено время ({self.limit:g} с): функция {function} не вернула ответ. Нет ли "
                               "бесконечного цикла (while без выхода, условие остановки, которое не выполняется)?"
-                              + (f"\n{where}" if where else "")) from None
+                              + (f"\n{where}" if where else "") + (f"\nПодсказка: {hint}" if hint else "")) from None
         except WorkerCrashed as exc:
             raise WorkerCrashed(f"процесс, выполнявший ваш код, завершился посреди вызова {function} ({exc}): ваш код "
                                 "вызвал os._exit, завершил интерпретатор, упал или превысил предел памяти. "
@@ -300,6 +303,8 @@ class Session:
             raise WorkerCrashed(f"ответ на вызов {function} не читается")
         kind, value, sync = answer
         _apply(sync, args, kwargs, function)
+        names = sync.get("names") if type(sync.get("names")) is dict else {}
+        self.check.mutated += [(function, str(names.get(k, k))) for k in (sync.get("changed") or {})]
         if kind == "return":
             return value
         if kind == "unsendable":

@@ -17,6 +17,7 @@ and the process exits; the grading process reads where the code was.
 from __future__ import annotations
 
 import faulthandler
+import inspect
 import io
 import os
 import pickle
@@ -115,15 +116,16 @@ class Worker:
         self._arm(seconds)
         try:
             func = getattr(self.impl.module(module), function)
+            names = _parameter_names(func)
             if repeat:  # many calls with the same arguments, one request: ε-greedy drawn 20 000 times
                 value = [func(*args, **kwargs) for _ in range(repeat)]
             else:
                 value = func(*args, **kwargs)
         except BaseException as exc:  # noqa: BLE001 - whatever the student's code raises is reported
             self._disarm()
-            return ("raise", self._error(exc), self._sync(args, kwargs, before, journals))
+            return ("raise", self._error(exc), self._sync(args, kwargs, before, journals, locals().get("names")))
         self._disarm()
-        return ("return", value, self._sync(args, kwargs, before, journals))
+        return ("return", value, self._sync(args, kwargs, before, journals, names))
 
     def _guest(self, value, key, journals: dict):
         if _is_kit(value, self.kit):
@@ -132,14 +134,16 @@ class Worker:
             return Journaled(value, journal, (), self.kit)
         return value
 
-    def _sync(self, args: list, kwargs: dict, before: dict, journals: dict) -> dict:
+    def _sync(self, args: list, kwargs: dict, before: dict, journals: dict, names: list | None) -> dict:
+        """The arguments the call changed (with their parameter names) and the journals of the kit's objects."""
         changed = {}
         for key, value in [*enumerate(args), *kwargs.items()]:
             if key in journals or before.get(key) is None:
                 continue
             if _fingerprint(value) != before[key]:
                 changed[key] = value
-        return {"changed": changed, "journals": {k: wire.Journal(j) for k, j in journals.items()}}
+        named = {k: names[k] if isinstance(k, int) and names and k < len(names) else str(k) for k in changed}
+        return {"changed": changed, "names": named, "journals": {k: wire.Journal(j) for k, j in journals.items()}}
 
     def _error(self, exc: BaseException) -> dict:
         frames = [[f.filename, f.lineno, f.name, (f.line or "").strip()] for f in traceback.extract_tb(exc.__traceback__)]
@@ -202,6 +206,13 @@ class Watchdog(threading.Thread):
                 os._exit(1)
 
 
+def _parameter_names(func) -> list[str]:
+    try:
+        return list(inspect.signature(func).parameters)
+    except (TypeError, ValueError):
+        return []
+
+
 def _safe_str(exc: BaseException) -> str:
     try:
         text = str(exc)
@@ -243,7 +254,7 @@ def _reply(out, number: int, message: tuple) -> None:
 
 def _plain_sync(sync: dict) -> dict:
     """``sync`` without the values that cannot be sent (they are reported as such)."""
-    plain: dict = {"changed": {}, "journals": {}, "unsendable": {}}
+    plain: dict = {"changed": {}, "journals": {}, "unsendable": {}, "names": sync.get("names", {})}
     for part in ("changed", "journals"):
         for key, value in sync[part].items():
             try:
