@@ -1,6 +1,6 @@
 """Benchmark of the part `boss`: how fast PPO, GRPO and plain REINFORCE with a baseline reach score 0.9.
 
-    python benchmarks/boss_ppo_vs_reinforce.py                      # the reference solutions (the student's copy: homework/)
+    python benchmarks/boss_ppo_vs_reinforce.py          # the reference solutions (the student's copy: homework/)
     python benchmarks/boss_ppo_vs_reinforce.py --dir homework/s6-hw00-rl-foundations --seeds 0 1 2
 
 "Reached" means: the mean batch score over the last 5 updates is ≥ 0.9 for the first time. For each
@@ -69,8 +69,8 @@ def reinforce(boss, toy_lm, seed, n_updates=400, batch_size=64, lr=0.1, beta=0.0
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    default = next(d for d in (ROOT / "solutions" / "s6-hw00-rl-foundations", ROOT / "homework" / "s6-hw00-rl-foundations")
-                   if d.is_dir())  # the student's copy has no solutions/
+    folders = (ROOT / "solutions" / "s6-hw00-rl-foundations", ROOT / "homework" / "s6-hw00-rl-foundations")
+    default = next(d for d in folders if d.is_dir())  # the student's copy has no solutions/
     p.add_argument("--dir", default=str(default), help="folder with boss.py")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     args = p.parse_args(argv)
@@ -96,7 +96,8 @@ def main(argv=None):
                 continue
             rows.setdefault(name, []).append((i + 1, history[i]["n_answers"], per_update * (i + 1)))
             print(f"{name:<36} {seed:>4} {i + 1:>8} {history[i]['n_answers']:>8} {per_update * (i + 1):>8.3f}   "
-                  f"{np.mean([h['score'] for h in history[-5:]]):.3f}, {history[-1]['kl_ref']:.2f} (after {len(history)})")
+                  f"{np.mean([h['score'] for h in history[-5:]]):.3f}, {history[-1]['kl_ref']:.2f} "
+                  f"(after {len(history)})")
     name = "REINFORCE + baseline (1 step/batch)"
     for seed in args.seeds:
         started = time.perf_counter()

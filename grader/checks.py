@@ -151,10 +151,12 @@ def check_close(got: Any, expected: Any, *, what: str, hint: str = "", atol: flo
         where = ""
         if arr.ndim >= 1 and len(bad):
             i = tuple(int(j) for j in bad[0])
-            where = f"Первое расхождение в позиции {i if len(i) > 1 else i[0]}: ожидали {fmt(expected[i])}, получили {fmt(arr[i])}."
+            where = (f"Первое расхождение в позиции {i if len(i) > 1 else i[0]}: "
+                     f"ожидали {fmt(expected[i])}, получили {fmt(arr[i])}.")
             if _elided(arr.shape, i):
                 where += "\n" + _window(expected, arr, i, ~np.isclose(arr, expected, atol=atol, rtol=rtol))
-        _fail(what, fmt(expected), fmt(arr), hint, extra="\n".join(filter(None, [where, _match_mistake(arr, mistakes, atol, rtol)])))
+        _fail(what, fmt(expected), fmt(arr), hint,
+              extra="\n".join(filter(None, [where, _match_mistake(arr, mistakes, atol, rtol)])))
     return arr
 
 
@@ -164,8 +166,8 @@ def check_float(got: Any, expected: float, *, what: str, hint: str = "", atol: f
     _not_implemented_if_none(got, what)
     if isinstance(got, (list, tuple)) or (isinstance(got, np.ndarray) and got.ndim > 0):
         _fail(what, f"одно число {fmt(expected)}", fmt(got), "функция должна вернуть одно число (float), а вернула "
-              "массив: сведите результат к числу, как сказано в docstring (например, mean по батчу).", extra=_match_mistake(np.asarray(got, dtype=float), mistakes, atol, rtol)
-              if _is_numeric(got) else "")
+              "массив: сведите результат к числу, как сказано в docstring (например, mean по батчу).",
+              extra=_match_mistake(np.asarray(got, dtype=float), mistakes, atol, rtol) if _is_numeric(got) else "")
     try:
         value = float(got)
     except (TypeError, ValueError):
@@ -192,7 +194,8 @@ def check_pair(got: Any, what: str, names: tuple[str, str] = ("x", "y")) -> tupl
     return got[0], got[1]
 
 
-def check_that(condition: bool, *, what: str, expected: str | None = None, got: str | None = None, hint: str = "") -> None:
+def check_that(condition: bool, *, what: str, expected: str | None = None, got: str | None = None,
+               hint: str = "") -> None:
     """A condition that must hold, with the words to explain it when it does not."""
     if not condition:
         _fail(what, expected, got, hint)

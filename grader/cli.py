@@ -21,6 +21,7 @@ from grader.homeworks import ROOT, UsageError
 from grader.report import all_passed, scoreboard
 from grader.runner import PYTEST_FLAGS, run_parts, schedule
 
+
 def _epilog() -> str:
     """Examples with the names of a homework of this kit and its first part (whatever the kit holds)."""
     names = homeworks.available()

@@ -10,7 +10,6 @@ from pathlib import Path
 from grader.report import totals
 from grader.runner import PartResult
 
-
 _UNIT = 10_000  # check points are written with 4 decimals
 
 

@@ -252,9 +252,9 @@ class Session:
                                     "верхнем уровне модуля бесконечный цикл или долгий расчёт.\n" + self._where(None))
             error.hang = True
         except WorkerCrashed as exc:
-            error = ModuleLoadError(f"процесс проверки завершился при загрузке модуля {name}.py ({exc}): на верхнем "
-                                    "уровне модуля вызван os._exit или интерпретатор упал. Уберите этот вызов из модуля: "
-                                    "при импорте должны только определяться функции.")
+            error = ModuleLoadError(f"процесс проверки завершился при загрузке модуля {name}.py ({exc}): "
+                                    "на верхнем уровне модуля вызван os._exit или интерпретатор упал. "
+                                    "Уберите этот вызов из модуля: при импорте должны только определяться функции.")
         else:
             if _shape(answer, "loaded", 3) and all(type(c) is str for c in answer[1]):
                 info = _Loaded(frozenset(answer[1]), [str(n) for n in answer[2]])
@@ -270,9 +270,10 @@ class Session:
 
     def call(self, module: str, function: str, args: tuple, kwargs: dict, repeat: int = 0):
         if (module, function) in self.hung:
-            raise HungFunction(f"функция {function} не запускалась: она уже зависла в проверке «{self.hung[module, function]}» "
-                               f"(превышено время, {self.limit:g} с). Исправьте зацикливание, и эти проверки запустятся "
-                               "по-настоящему.")
+            raise HungFunction(f"функция {function} не запускалась: "
+                               f"она уже зависла в проверке «{self.hung[module, function]}» "
+                               f"(превышено время, {self.limit:g} с). "
+                               "Исправьте зацикливание, и эти проверки запустятся по-настоящему.")
         info = self.load(module)
         if function not in info.callables:
             raise MissingFunction(self._missing(module, function))
@@ -501,7 +502,7 @@ def _apply(sync, args: tuple, kwargs: dict, function: str) -> None:
     for key, journal in (sync.get("journals") or {}).items():
         if key in slots and type(journal) is wire.Journal:
             _replay_when_used(slots[key], journal)
-    for key, message in (sync.get("unsendable") or {}).items():
+    for message in (sync.get("unsendable") or {}).values():
         raise BadAnswer(f"{function} изменила свой аргумент и положила в него {message}")
     for key, value in (sync.get("changed") or {}).items():
         if key in slots:

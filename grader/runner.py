@@ -97,7 +97,8 @@ def check_results(records: list[dict]) -> list[CheckResult]:
                                    "проверка не дала результата (процесс проверки прервался)", weight=meta["weight"],
                                    bonus=meta["bonus"]))
             continue
-        out.append(CheckResult(**{**{k: rec.get(k, "") for k in _FIELDS}, "nodeid": meta["nodeid"], "name": meta["name"],
+        out.append(CheckResult(**{**{k: rec.get(k, "") for k in _FIELDS},
+                                  "nodeid": meta["nodeid"], "name": meta["name"],
                                   "title": meta["title"], "weight": meta["weight"], "bonus": meta["bonus"],
                                   "outcome": "passed" if rec.get("outcome") == "passed" else "failed",
                                   "functions": list(rec.get("functions") or [])}))

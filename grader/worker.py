@@ -146,7 +146,8 @@ class Worker:
         return {"changed": changed, "names": named, "journals": {k: wire.Journal(j) for k, j in journals.items()}}
 
     def _error(self, exc: BaseException) -> dict:
-        frames = [[f.filename, f.lineno, f.name, (f.line or "").strip()] for f in traceback.extract_tb(exc.__traceback__)]
+        frames = [[f.filename, f.lineno, f.name, (f.line or "").strip()]
+                  for f in traceback.extract_tb(exc.__traceback__)]
         own = [f for f in frames if self._is_students(f[0])]
         if isinstance(exc, MissingFunction):
             kind = "missing"
@@ -162,7 +163,8 @@ class Worker:
             kind = "error"
         message = repr(exc.code) if isinstance(exc, SystemExit) else _safe_str(exc)
         shown = traceback.format_list([traceback.FrameSummary(f, n, name, line=code) for f, n, name, code in own[-20:]])
-        text = "".join(["Traceback (most recent call last):\n", *shown, *traceback.format_exception_only(type(exc), exc)])
+        text = "".join(["Traceback (most recent call last):\n", *shown,
+                        *traceback.format_exception_only(type(exc), exc)])
         return {"type": type(exc).__name__, "builtin": type(exc).__module__ == "builtins", "message": message,
                 "kind": kind, "frames": own[-20:], "traceback": text[-8000:]}
 

@@ -26,8 +26,8 @@ def mutant_folder(path: Path, tmp_path: Path):
     folder = tmp_path / "impl"
     shutil.copytree(hw.solutions_dir, folder, ignore=shutil.ignore_patterns("__pycache__"))
     module = folder / f"{part.module}.py"
-    module.write_text(module.read_text(encoding="utf-8") + "\n\n# ---- mutant ----\n" + path.read_text(encoding="utf-8"),
-                      encoding="utf-8")
+    solution, mutant = module.read_text(encoding="utf-8"), path.read_text(encoding="utf-8")
+    module.write_text(solution + "\n\n# ---- mutant ----\n" + mutant, encoding="utf-8")
     return hw, part, folder
 
 

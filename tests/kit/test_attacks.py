@@ -314,7 +314,8 @@ def test_attack_scores_what_its_real_code_earns(name, base, graded):
     assert proc.returncode == (0 if base == "reference" else 1), proc.stdout + proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
     # the checks and what each is worth come from the grader's own collection
-    assert [(t["name"], t["max_score"]) for t in data["tests"]] == [(t["name"], t["max_score"]) for t in honest["tests"]]
+    worth = [(t["name"], t["max_score"]) for t in data["tests"]]
+    assert worth == [(t["name"], t["max_score"]) for t in honest["tests"]]
     if base == "stub":
         assert data["score"] == 0, [t["name"] for t in data["tests"] if t["status"] == "passed"]
     else:

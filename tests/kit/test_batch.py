@@ -252,8 +252,8 @@ def test_a_saboteur_changes_nothing_of_the_kit_the_classmates_or_the_results(tmp
     assert snapshot(kit) == kit_before, "the saboteur changed the kit"
     assert snapshot(subs) == subs_before, "the saboteur changed a submission"
     assert not survivors, "a process of the saboteur outlived its grading"
-    assert sorted(p.name for p in out.iterdir()) == sorted(["scores.csv"] + [f"{n}.{e}" for n in ("anna", "boris", "zoe")
-                                                                              for e in ("txt", "json")])
+    reports = [f"{n}.{e}" for n in ("anna", "boris", "zoe") for e in ("txt", "json")]
+    assert sorted(p.name for p in out.iterdir()) == sorted(["scores.csv"] + reports)
     rows = {r["submission"]: r for r in csv.DictReader(open(out / "scores.csv", encoding="utf-8"))}
     solo = subprocess.run([*check, "--dir", str(subs / "anna"), "--csv", str(tmp_path / "solo.csv")],
                           capture_output=True, text=True, cwd=str(kit), timeout=300)

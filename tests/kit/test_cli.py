@@ -2,9 +2,9 @@
 import json
 
 import pytest
-from kit import HW, run_check
 
 from grader.homeworks import ROOT
+from kit import HW, run_check
 
 ONE = "ppo::test_td_errors_courier"
 SOLUTIONS = str(ROOT / "solutions" / HW)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from kit import HW
-from catalogue import CASES, IDS
 
+from catalogue import CASES, IDS
 from grader import homeworks, report
 from grader.checks import CheckFailure, check_close
 from grader.runner import CheckResult, PartResult
+from kit import HW
 
 RERUN = f"python homework/check.py {HW}"
 DIAG = "Похоже на типичную ошибку: рекурсия идёт с начала траектории, а нужно с конца (reversed)."

@@ -5,9 +5,10 @@ from __future__ import annotations
 import ast
 
 import pytest
-from catalogue import CASES, IDS, MUTANTS
 
+from catalogue import CASES, IDS, MUTANTS
 from grader import homeworks
+
 
 def test_there_are_mutants_for_every_part():
     for name in homeworks.available():

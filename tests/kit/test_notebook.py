@@ -19,8 +19,16 @@ from grader import homeworks, notebook_build
 from grader.homeworks import ROOT
 from grader.loading import code_cells
 from grader.notebook import check
-from grader.notebook_build import (CHECK_TAG, SKIP_TAG, build_notebook, load_config, notebook_parts, notebook_path,
-                                   render, write_solved)
+from grader.notebook_build import (
+    CHECK_TAG,
+    SKIP_TAG,
+    build_notebook,
+    load_config,
+    notebook_parts,
+    notebook_path,
+    render,
+    write_solved,
+)
 from grader.stubs import BuildError, make_stub
 from kit import HW, run_check
 

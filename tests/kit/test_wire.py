@@ -124,7 +124,8 @@ def test_deeply_nested_json_is_refused_not_a_crash():
 
 
 def test_journal_entries_are_checked_one_by_one():
-    journal = wire.decode(wire.encode(wire.Journal([((), "step", (np.int64(2),), {}), (("action_space",), "sample", (), {})])))
+    calls = [((), "step", (np.int64(2),), {}), (("action_space",), "sample", (), {})]
+    journal = wire.decode(wire.encode(wire.Journal(calls)))
     entries = list(journal.entries())
     assert entries[0][1] == "step" and type(entries[0][2][0]) is np.int64 and entries[1][0] == ["action_space"]
     for text in (json.dumps([[[], "step", [{"$pickle": ""}], {}]]), '[[["__class__"], 1]', "[" * 100_000):

@@ -77,11 +77,14 @@ def rewards_variant(scores, logp, ref_logp, mask, beta, *, kl="diff", at="last",
 def reward_mistakes(scores, logp, ref_logp, mask, beta):
     def v(**kw):
         return rewards_variant(scores, logp, ref_logp, mask, kw.pop("beta", beta), **kw)
-    k3 = "KL-штраф посчитан оценкой k3 = exp(Δ) − Δ − 1 (Δ = {}), а в награде InstructGPT — сама разность log π − log π_ref"
-    return {"оценка RM записана поверх KL-штрафа последнего токена (= вместо +=), а не прибавлена к нему": v(assign=True),
+    k3 = ("KL-штраф посчитан оценкой k3 = exp(Δ) − Δ − 1 (Δ = {}), "
+          "а в награде InstructGPT — сама разность log π − log π_ref")
+    return {"оценка RM записана поверх KL-штрафа последнего токена (= вместо +=), а не прибавлена к нему":
+                v(assign=True),
             k3.format("log π_ref − log π"): v(kl="k3"),
             k3.format("log π − log π_ref"): v(kl="k3_swapped"),
-            "KL-штраф посчитан по |log π − log π_ref|, а не по самой разности (она бывает и отрицательной)": v(kl="abs"),
+            "KL-штраф посчитан по |log π − log π_ref|, а не по самой разности (она бывает и отрицательной)":
+                v(kl="abs"),
             "оценка на первом токене ответа": v(at="first"),
             "знак KL-штрафа перевёрнут": v(beta=-beta),
             "оценка всегда на последней позиции L − 1, а не на последнем настоящем токене ответа": v(at="L-1"),
@@ -270,7 +273,8 @@ def test_sample_answers_consistent(boss, lm, seed):
                           "у оборванного ответа (без EOS) длина 1: argmax(tokens == EOS) не нашёл EOS и дал 0":
                               np.where(has_eos, exp_mask.sum(axis=1), 1)})
     pad = exp_mask == 0  # what lies on the padding is free, as long as it is a valid index (the docstring says EOS)
-    check_that(np.all((tokens[pad] >= 0) & (tokens[pad] < lm.V)) and np.all((b["prev"][pad] >= 0) & (b["prev"][pad] < lm.N_PREV)),
+    check_that(np.all((tokens[pad] >= 0) & (tokens[pad] < lm.V))
+               and np.all((b["prev"][pad] >= 0) & (b["prev"][pad] < lm.N_PREV)),
                what="на паддинге в tokens и prev — допустимые номера токенов (в docstring — EOS)",
                got=fmt(tokens[pad][:10]), hint="эти позиции тоже индексируют таблицы в ppo_update.")
     exp_prev = np.full((B, L), lm.EOS)
@@ -285,19 +289,22 @@ def test_sample_answers_consistent(boss, lm, seed):
     t_idx = np.arange(L)[None, :]
     where = (prompts[:, None], t_idx, exp_prev)
     own = np.take_along_axis(log_softmax_oracle(theta[where]), tokens[..., None], -1)[..., 0] * exp_mask
-    check_close(b["logp"] * exp_mask, own, what="batch['logp'] = log π_θ(a_t | s_t) выбранного токена (на токенах ответа)",
+    check_close(b["logp"] * exp_mask, own,
+                what="batch['logp'] = log π_θ(a_t | s_t) выбранного токена (на токенах ответа)",
                 atol=1e-6, hint="логиты состояния — theta[prompt, t, prev]; берите log_softmax от них.")
     ref_lp = np.take_along_axis(log_softmax_oracle(ref[where]), tokens[..., None], -1)[..., 0] * exp_mask
     check_close(b["ref_logp"] * exp_mask, ref_lp, what="batch['ref_logp'] = log π_ref(a_t | s_t) (на токенах ответа)",
                 atol=1e-6, mistakes={"ref_logp взят из политики, а не из референса": own})
-    check_close(b["values"] * exp_mask, w[where] * exp_mask, what="batch['values'] = w[prompt, t, prev] (на токенах ответа)")
+    check_close(b["values"] * exp_mask, w[where] * exp_mask,
+                what="batch['values'] = w[prompt, t, prev] (на токенах ответа)")
     own_all = np.take_along_axis(log_softmax_oracle(theta[where]), tokens[..., None], -1)[..., 0]
     ref_all = np.take_along_axis(log_softmax_oracle(ref[where]), tokens[..., None], -1)[..., 0]
     for key, unmasked in (("logp", own_all), ("ref_logp", ref_all), ("values", w[where])):
         check_close(b[key][pad], np.zeros(pad.sum()), atol=1e-12,
                     what=f"batch['{key}'] на паддинге (после конца ответа): 0, как обещает docstring",
                     hint="на позициях с mask = 0 запишите 0, например np.where(alive, …, 0.0).",
-                    mistakes={"на паддинге не обнулено: там значение для токена EOS в состоянии после конца": unmasked[pad]})
+                    mistakes={"на паддинге не обнулено: там значение для токена EOS в состоянии после конца":
+                                  unmasked[pad]})
 
 
 @graded("Сэмплирование: частоты токенов совпадают с π_θ (B = 6000, 5σ), зерно rng определяет батч")
@@ -311,7 +318,8 @@ def test_sample_answers_distribution(boss, lm):
         sigma = np.sqrt(probs * (1 - probs) / rows.sum())
         check_that(not np.array_equal(freq, np.eye(lm.V)[np.argmax(probs)]),
                    what=f"первый токен ответа на промпт {p} — случайный по π_θ, а не всегда самый вероятный",
-                   expected=f"частоты ≈ {fmt(probs)}", got=f"все {rows.sum()} ответов начинаются с самого вероятного токена",
+                   expected=f"частоты ≈ {fmt(probs)}",
+                   got=f"все {rows.sum()} ответов начинаются с самого вероятного токена",
                    hint="выбирать argmax — не сэмплировать: берите токен случайно с вероятностями π_θ (rng.random() и "
                         "обратная функция распределения, rng.choice или трюк Гумбеля).")
         check_that(np.all(np.abs(freq - probs) < 5 * sigma + 1e-3),
@@ -352,7 +360,9 @@ def test_token_rewards_hand_made(boss):
     args = {k: v.copy() for k, v in HAND.items()}
     got = boss.token_rewards(args["scores"], args["logp"], args["ref_logp"], args["mask"], 0.1)
     expected = [[-0.1, 0.0, -0.2, 1.0], [-0.05, 0.02 + 1 / 3, 0.0, 0.0]]
-    check_close(got, expected, what="token_rewards для двух ответов (расчёт — в docstring проверки в tests/s6-hw00-rl-foundations/test_boss.py)",
+    check_close(got, expected,
+                what="token_rewards для двух ответов "
+                     "(расчёт — в docstring проверки в tests/s6-hw00-rl-foundations/test_boss.py)",
                 hint="r_t = −β·(log π − log π_ref) на каждом токене ответа, и к награде последнего настоящего токена "
                      "(позиция mask.sum(1) − 1) прибавляется оценка RM; на паддинге 0.",
                 mistakes=reward_mistakes(HAND["scores"], HAND["logp"], HAND["ref_logp"], HAND["mask"], 0.1))
@@ -395,7 +405,9 @@ def test_token_gae_hand_made(boss):
     inputs = [rewards.copy(), values.copy(), mask.copy()]
     adv, ret = gae_pair(boss.token_gae(*inputs, gamma=1.0, lam=0.95), "token_gae возвращает (advantages, returns)")
     expected = [[0.176225, 0.1855, 0.09, 0.2], [0.595, 0.1, 0.0, 0.0]]
-    check_close(adv, expected, what="token_gae: advantages (расчёт — в docstring проверки в tests/s6-hw00-rl-foundations/test_boss.py)",
+    check_close(adv, expected,
+                what="token_gae: advantages "
+                     "(расчёт — в docstring проверки в tests/s6-hw00-rl-foundations/test_boss.py)",
                 hint="δ_t = r_t + γ·V(s_{t+1}) − V(s_t), Â_t = δ_t + γλ·Â_{t+1} — от конца ответа к началу; после "
                      "последнего токена V = 0 и Â = 0 (конец ответа — конечное состояние); паддинг не участвует.",
                 mistakes=gae_mistakes(rewards, values, mask, 1.0, 0.95))
@@ -418,7 +430,8 @@ def test_token_gae_long_answer(boss):
     adv, _ = gae_pair(boss.token_gae(rewards, values, mask, gamma=1.0, lam=0.95), "token_gae")
     adv = np.asarray(adv, float)
     check_float(adv[0, 0], 0.95 ** 100, what="Â_0 при λ = 0.95, V = 0, оценка 1 на 101-м токене", atol=1e-9,
-                hint="Â_0 = Σ_l (γλ)^l δ_l = 0.95^100·1 ≈ 0.0059: при λ = 0.95 сигнал в начало длинного ответа почти не доходит.",
+                hint="Â_0 = Σ_l (γλ)^l δ_l = 0.95^100·1 ≈ 0.0059: "
+                     "при λ = 0.95 сигнал в начало длинного ответа почти не доходит.",
                 mistakes={"λ не входит в рекурсию (как при λ = 1)": 1.0})
     check_close(adv[0], 0.95 ** np.arange(100, -1, -1), what="Â_t = 0.95^(100 − t) по всему ответу", atol=1e-9)
     adv1, _ = gae_pair(boss.token_gae(rewards, values, mask, gamma=1.0, lam=1.0), "token_gae")
@@ -439,7 +452,8 @@ def test_token_gae_random(boss, seed):
     mistakes["γ и λ не переданы дальше: взяты значения по умолчанию γ = 1, λ = 0.95"] = \
         gae_oracle(rewards, values, mask, 1.0, 0.95)[0]
     check_close(adv, exp_adv, what=f"token_gae: advantages, B = {B}, γ = {gamma:.3f}, λ = {lam:.3f}",
-                hint="Â_t = Σ_l (γλ)^l·δ_{t+l} до конца ответа; γ и λ — из аргументов; паддинг (mask = 0) не влияет ни на что.",
+                hint="Â_t = Σ_l (γλ)^l·δ_{t+l} до конца ответа; γ и λ — из аргументов; "
+                     "паддинг (mask = 0) не влияет ни на что.",
                 mistakes=mistakes)
     check_close(ret, exp_ret, what="token_gae: returns", hint="R̂_t = Â_t + V(s_t) на токенах ответа, 0 на паддинге.",
                 mistakes={"returns = advantages, без + V(s_t)": exp_adv})
@@ -467,7 +481,6 @@ def test_masked_normalize(boss):
     real = np.array([1.0, 2, 3, 4])
     norm = (real - 2.5) / np.sqrt(1.25)
     expected = [[norm[0], norm[1], norm[2]], [norm[3], 0, 0]]
-    everything = (x - x.mean()) / x.std() * mask
     before = x.copy()
     check_close(boss.masked_normalize(x, mask), expected, what="masked_normalize([[1, 2, 3], [4, мусор, мусор]])",
                 atol=1e-6, hint="mean и std — только по элементам с mask = 1 (ddof = 0); на паддинге верните 0.",
@@ -515,7 +528,8 @@ def test_policy_loss_gradient(boss, seed):
                           "без клиппинга: −mean(ρ·Â)": loss_as(eps=1e9),
                           "max вместо min в клиппированной цели": loss_as(use_max=True),
                           "ρ перевёрнуто: π_old/π_θ вместо π_θ/π_old": loss_as(inverted=True),
-                          "сумма поделена на все позиции (B·L), а не на число настоящих токенов n": loss_as(per_position=True),
+                          "сумма поделена на все позиции (B·L), а не на число настоящих токенов n":
+                              loss_as(per_position=True),
                           "знак loss перевёрнут: вернули цель для максимизации, а loss — это −цель": -loss_as()})
     fd = finite_diff(lambda z: policy_loss_oracle(z, actions, logp_old, adv, mask, eps, c_e), logits)
     check_close(grad, fd, atol=1e-6, rtol=1e-4, what="∂L/∂logits против конечных разностей, форма (3, 4, 6)",
@@ -549,7 +563,8 @@ def test_policy_loss_clip_zero(boss):
     d_obj = np.array([c[2] for c in FIVE_CASES])
     chosen = grad[0, np.arange(5), actions[0]]
     check_close(chosen, -0.2 * d_obj * 0.75, atol=1e-9,
-                what="∂L/∂z выбранного токена в пяти случаях (расчёт — в docstring проверки в tests/s6-hw00-rl-foundations/test_boss.py)",
+                what="∂L/∂z выбранного токена в пяти случаях "
+                     "(расчёт — в docstring проверки в tests/s6-hw00-rl-foundations/test_boss.py)",
                 hint="в клиппированной ветке (ρ = 1.5 при Â = +1 и ρ = 0.7 при Â = −1) градиент равен нулю.",
                 mistakes={"градиент клиппированной ветки не обнулён": -0.2 * ratio * adv[0] * 0.75,
                           "в градиенте цели Â вместо ρ·Â: ∂(ρ·Â)/∂log π = ρ·Â": -0.2 * (d_obj != 0) * adv[0] * 0.75,
@@ -590,7 +605,8 @@ def test_critic_loss_gradient(boss):
     n = mask.sum()
     check_float(loss, oracle(values), what="critic_loss: c_v·mean((V − R̂)²) по настоящим токенам, c_v = 0.7",
                 atol=1e-10, hint="L_V = c_v·(1/n)·Σ_t m_t·(V(s_t) − R̂_t)², n — число настоящих токенов.",
-                mistakes={"усреднили по всем позициям, вместе с паддингом": 0.7 * np.mean(((values - returns) * mask) ** 2),
+                mistakes={"усреднили по всем позициям, вместе с паддингом":
+                              0.7 * np.mean(((values - returns) * mask) ** 2),
                           "нет множителя c_v": oracle(values) / 0.7,
                           "сумма без деления на n": oracle(values) * n,
                           "0.5·c_v·mean((V − R̂)²): лишняя половина": oracle(values) / 2})
@@ -631,11 +647,16 @@ def test_adam_step(boss):
     p1, m1, v1 = out
     check_close(p1, param - 0.1 * g1 / (np.abs(g1) + 1e-8), what="первый шаг Adam из нулевых моментов", atol=1e-9,
                 hint="с поправкой смещения m̂ = g и v̂ = g², шаг = lr·g/(|g| + eps) ≈ lr·sign(g).",
-                mistakes={"нет поправки смещения (1 − β^t)": param - 0.1 * 0.1 * g1 / (np.sqrt(0.001) * np.abs(g1) + 1e-8),
-                          "eps под корнем: √(v̂ + eps) вместо √v̂ + eps": param - 0.1 * g1 / np.sqrt(g1 ** 2 + 1e-8),
-                          "поправка смещения только у m, а v не поправлен": param - 0.1 * g1 / (np.sqrt(0.001) * np.abs(g1) + 1e-8),
-                          "поправка смещения только у v, а m не поправлен": param - 0.1 * 0.1 * g1 / (np.abs(g1) + 1e-8),
-                          "шаг в сторону градиента: param + lr·m̂/(√v̂ + eps), а Adam здесь минимизирует": param + 0.1 * g1 / (np.abs(g1) + 1e-8),
+                mistakes={"нет поправки смещения (1 − β^t)":
+                              param - 0.1 * 0.1 * g1 / (np.sqrt(0.001) * np.abs(g1) + 1e-8),
+                          "eps под корнем: √(v̂ + eps) вместо √v̂ + eps":
+                              param - 0.1 * g1 / np.sqrt(g1 ** 2 + 1e-8),
+                          "поправка смещения только у m, а v не поправлен":
+                              param - 0.1 * g1 / (np.sqrt(0.001) * np.abs(g1) + 1e-8),
+                          "поправка смещения только у v, а m не поправлен":
+                              param - 0.1 * 0.1 * g1 / (np.abs(g1) + 1e-8),
+                          "шаг в сторону градиента: param + lr·m̂/(√v̂ + eps), а Adam здесь минимизирует":
+                              param + 0.1 * g1 / (np.abs(g1) + 1e-8),
                           "обычный SGD вместо Adam": param - 0.1 * g1})
     for name, got, exp, corrected in (("m", m1, 0.1 * g1, g1), ("v", v1, 0.001 * g1 ** 2, g1 ** 2)):
         check_close(got, exp, atol=1e-12, what=f"момент {name} после первого шага: m = (1 − β1)·g, v = (1 − β2)·g²",
@@ -713,8 +734,9 @@ def update_oracle(theta, w, batch, seed, opt, lr, n_epochs, n_minibatches, eps, 
             logp_old = {"logp": recorded, "ref_logp": batch["ref_logp"][idx].ravel()[real], "recompute": logp}[old]
             ratio = np.exp(logp - logp_old)
             v_pred = onehot @ critic
-            every = np.exp(log_softmax_oracle(th[state[idx].ravel()])[np.arange(real.size), batch["tokens"][idx].ravel()]
-                           - batch["logp"][idx].ravel())
+            every = np.exp(
+                log_softmax_oracle(th[state[idx].ravel()])[np.arange(real.size), batch["tokens"][idx].ravel()]
+                - batch["logp"][idx].ravel())
             stats["clipfrac"].append(np.mean(np.abs(np.exp(logp - recorded) - 1) > eps))
             stats["approx_kl"].append(np.mean(recorded - logp))
             stats["value_loss"].append(c_v * np.mean((v_pred - R) ** 2))
@@ -759,7 +781,8 @@ def check_table(got, expected, *, what, hint="", atol=1e-6, mistakes=None):
                                      f"({', '.join(TABLE_AXES[:expected.ndim])})")
     if len(bad) and callable(mistakes):
         mistakes = mistakes()
-    check_close(arr.ravel(), expected.ravel(), what=what + " (таблица развёрнута в вектор)" + where, hint=hint, atol=atol,
+    check_close(arr.ravel(), expected.ravel(), what=what + " (таблица развёрнута в вектор)" + where, hint=hint,
+                atol=atol,
                 mistakes={k: np.asarray(v, float).ravel() for k, v in (mistakes if len(bad) else {}).items()}
                 if mistakes else None)
 
@@ -791,13 +814,16 @@ def _update_case(lm, seed, B=24):
 UPDATE_DEFAULTS = dict(lr=0.05, n_epochs=4, n_minibatches=4, eps=0.2, c_v=0.5, c_e=0.01)  # ppo_update's signature
 UPDATE_SETTINGS = {0: dict(lr=0.05, n_epochs=3, n_minibatches=4, eps=0.2, c_v=0.5, c_e=0.01),
                    1: dict(lr=0.03, n_epochs=2, n_minibatches=3, eps=0.1, c_v=1.5, c_e=0.05)}
-DROPPED = {"lr": "lr не передан в adam_step (взят шаг 0.05)", "eps": "ε не передан в policy_loss (взято 0.2 по умолчанию)",
+DROPPED = {"lr": "lr не передан в adam_step (взят шаг 0.05)",
+           "eps": "ε не передан в policy_loss (взято 0.2 по умолчанию)",
            "c_e": "c_e не передан в policy_loss (взято 0.01 по умолчанию)",
-           "n_epochs": "n_epochs не используется (взято 4 эпохи)", "n_minibatches": "n_minibatches не используется (взято 4)",
+           "n_epochs": "n_epochs не используется (взято 4 эпохи)",
+           "n_minibatches": "n_minibatches не используется (взято 4)",
            "c_v": "c_v не передан в critic_loss (взято 0.5 по умолчанию)"}
 THETA_MISTAKES = {
     "ρ посчитано от log π_ref (batch['ref_logp']), а не от logp_old = batch['logp']": dict(old="ref_logp"),
-    "logp_old пересчитан из текущей theta в каждом мини-батче: ρ всегда 1 и клиппинг не работает": dict(old="recompute"),
+    "logp_old пересчитан из текущей theta в каждом мини-батче: ρ всегда 1 и клиппинг не работает":
+        dict(old="recompute"),
     "Â нормировано один раз по всему батчу, а не в каждом мини-батче": dict(norm="once"),
     "Â не нормировано: masked_normalize в мини-батче не вызван": dict(norm="none"),
     "логиты берутся из theta до обновления, а не из текущей таблицы": dict(stale=True),
@@ -837,7 +863,8 @@ def test_ppo_update_replay(boss, lm, seed, setting):
         return build
 
     exp = replay()
-    copies = [theta.copy(), w.copy(), {k: np.copy(v) for k, v in batch.items()}, {k: np.copy(v) for k, v in opt.items()}]
+    copies = [theta.copy(), w.copy(),
+              {k: np.copy(v) for k, v in batch.items()}, {k: np.copy(v) for k, v in opt.items()}]
     out = boss.ppo_update(copies[0], copies[1], copies[2], np.random.default_rng(500 + seed), copies[3], **kw)
     check_that(isinstance(out, (tuple, list)) and len(out) == 4, what="ppo_update возвращает (theta, w, opt, stats)",
                got=type(out).__name__)
@@ -862,7 +889,8 @@ def test_ppo_update_replay(boss, lm, seed, setting):
                     mistakes={"вернули старые моменты, переданные в ppo_update": opt[k]})
     check_that(isinstance(stats, dict) and {"clipfrac", "approx_kl", "value_loss"} <= set(stats),
                what="stats — словарь с clipfrac, approx_kl и value_loss", got=str(stats)[:80])
-    after, last = "посчитано после шага Adam, а не до него", "взято только у последнего мини-батча, а не среднее по всем"
+    after, last = ("посчитано после шага Adam, а не до него",
+                   "взято только у последнего мини-батча, а не среднее по всем")
     check_float(stats["clipfrac"], exp["clipfrac"], atol=1e-9,
                 what="stats['clipfrac']: средняя по мини-батчам доля настоящих токенов с |ρ − 1| > ε",
                 hint="считается до шага Adam, только по токенам с mask = 1.",
@@ -973,8 +1001,9 @@ def train_replay(boss, lm, n_updates, seed, *, batch_size, beta, gamma=1.0, lam=
         where = (prompts[:, None], np.arange(mask.shape[1])[None, :], batch["prev"].astype(int))
         if not monitor_after:
             kl_ref, entropy = boss.kl_and_entropy(theta[where], ref[where], mask)
-        new_theta, new_w, new_opt, stats = boss.ppo_update(theta, w, batch, rng, opt, lr=lr, n_epochs=n_epochs,
-                                                           n_minibatches=n_minibatches, eps=eps, c_v=c_v, c_e=c_e, **more)
+        new_theta, new_w, new_opt, stats = boss.ppo_update(
+            theta, w, batch, rng, opt,
+            lr=lr, n_epochs=n_epochs, n_minibatches=n_minibatches, eps=eps, c_v=c_v, c_e=c_e, **more)
         theta = np.asarray(new_theta, float)
         if monitor_after:
             kl_ref, entropy = boss.kl_and_entropy(theta[where], ref[where], mask)
@@ -986,9 +1015,11 @@ def train_replay(boss, lm, n_updates, seed, *, batch_size, beta, gamma=1.0, lam=
 
 
 def check_history_replay(boss, lm, history, expected, variants, *, what, hint):
-    """history (the student's train) against the replay; ``variants`` builds the named wrong replays, only on failure."""
+    """history (the student's train) against the replay; ``variants`` builds the named wrong replays, only on
+    failure."""
     missing = [k for k in REPLAY_KEYS if not all(k in h for h in history)]
-    check_that(not missing, what="ключи записей history: " + ", ".join(REPLAY_KEYS), got="нет " + ", ".join(missing),
+    check_that(not missing, what="ключи записей history: " + ", ".join(REPLAY_KEYS),
+               got="нет " + ", ".join(missing),
                hint="value_loss — из stats ppo_update, n_answers — сколько ответов сэмплировано с начала обучения.")
     got = np.array([[float(h[k]) for k in REPLAY_KEYS] for h in history])
     wrong = got.shape != expected.shape or not np.allclose(got, expected, atol=1e-8, rtol=1e-6)
@@ -1015,11 +1046,13 @@ def test_train_replay(boss, lm):
     def variants():
         def run(**change):
             return train_replay(boss, lm, 3, 7, **{**TRAIN_REPLAY, **change})
-        out = {"политика стартует не с копии SFT-модели toy_lm.reference_theta(), а с нулевой таблицы": run(zero_start=True),
+        out = {"политика стартует не с копии SFT-модели toy_lm.reference_theta(), а с нулевой таблицы":
+                   run(zero_start=True),
                "новая таблица критика w из ppo_update отброшена: критик не учится": run(keep_w=False),
                "состояние Adam создаётся заново в каждом обновлении (счётчик t с 0, моменты — нули), а не берётся из "
                "ppo_update": run(keep_opt=False),
-               "kl_ref и entropy посчитаны после ppo_update, по новой политике, а не до обновления": run(monitor_after=True),
+               "kl_ref и entropy посчитаны после ppo_update, по новой политике, а не до обновления":
+                   run(monitor_after=True),
                "β не доходит до token_rewards (β = 0)": run(beta=0.0),
                "γ и λ не переданы в token_gae (γ = 1, λ = 0.95 по умолчанию)": run(gamma=1.0, lam=0.95)}
         names = {"batch_size": "batch_size не используется: в батче 64 ответа",
@@ -1033,11 +1066,14 @@ def test_train_replay(boss, lm):
         return out
 
     check_history_replay(boss, lm, history, expected, variants,
-                         what="history по обновлениям (строки — обновления 1–3; столбцы — " + ", ".join(REPLAY_KEYS) + ")",
-                         hint="каждое обновление train — по порядку docstring: prompt_ids = rng.integers(N_PROMPTS, "
-                              "size=batch_size) → sample_answers(theta, w, ref_theta, prompt_ids, rng) → token_rewards с β → "
-                              "token_gae с γ и λ → kl_and_entropy до обновления → ppo_update(…, rng, opt, lr, n_epochs, "
-                              "n_minibatches, eps, c_v, c_e); новые theta, w и opt идут в следующее обновление.")
+                         what="history по обновлениям (строки — обновления 1–3; столбцы — "
+                              + ", ".join(REPLAY_KEYS) + ")",
+                         hint="каждое обновление train — по порядку docstring: "
+                              "prompt_ids = rng.integers(N_PROMPTS, size=batch_size) → "
+                              "sample_answers(theta, w, ref_theta, prompt_ids, rng) → token_rewards с β → "
+                              "token_gae с γ и λ → kl_and_entropy до обновления → "
+                              "ppo_update(…, rng, opt, lr, n_epochs, n_minibatches, eps, c_v, c_e); "
+                              "новые theta, w и opt идут в следующее обновление.")
 
 
 @graded("Обучение PPO по умолчанию: оценка от ≤ 0.3 до ≥ 0.9, KL к референсу < 6 нат (seed {seed})")
@@ -1077,7 +1113,8 @@ def test_train_critic_learns(boss):
 @pytest.mark.parametrize("seed", TRAIN_SEEDS)
 def test_train_strong_kl_penalty(boss, seed):
     """With β = 0.2 the penalty outweighs what the task pays: the reference ends at kl_ref ≈ 1.0–1.5 over 40 seeds and
-    two sampling protocols (and a score near 0.5), while a pipeline that ignores β ends near 5.2 and one with the sign flipped above 6."""
+    two sampling protocols (and a score near 0.5), while a pipeline that ignores β ends near 5.2 and one with the sign
+    flipped above 6."""
     history = _history(boss, seed=seed, beta=0.2)
     kl = float(history[-1]["kl_ref"])
     check_that(0 <= kl < STRONG_KL_BOUND, what="KL к референсу в конце обучения с β = 0.2",
@@ -1105,14 +1142,16 @@ def test_train_deterministic_and_monitoring(boss):
     for h in a:
         check_that(0 <= h["clipfrac"] <= 1, what=f"clipfrac обновления {h.get('update', '?')} — доля токенов",
                    expected="от 0 до 1", got=f"{h['clipfrac']}")
-        check_that(abs(h["approx_kl"]) < 0.5, what=f"approx_kl обновления {h.get('update', '?')}: π_old и новая политика "
-                   "близки", expected="|approx_kl| < 0.5", got=f"{h['approx_kl']:.4f}",
+        check_that(abs(h["approx_kl"]) < 0.5,
+                   what=f"approx_kl обновления {h.get('update', '?')}: π_old и новая политика близки",
+                   expected="|approx_kl| < 0.5", got=f"{h['approx_kl']:.4f}",
                    hint="approx_kl — среднее (logp_old − log π_θ) по настоящим токенам мини-батча, до шага Adam.")
     check_that(any(h["clipfrac"] > 0 for h in a), what="клиппинг хоть раз срабатывает (clipfrac > 0)",
                hint="ρ считается от logp_old из батча; если пересчитывать logp_old после шагов, ρ всегда 1.")
 
 
-TRAIN_ARGS = {"lam": 0.5, "gamma": 0.9, "lr": 0.02, "eps": 0.05, "c_v": 2.0, "c_e": 0.1, "n_epochs": 2, "n_minibatches": 2}
+TRAIN_ARGS = {"lam": 0.5, "gamma": 0.9, "lr": 0.02, "eps": 0.05, "c_v": 2.0, "c_e": 0.1,
+              "n_epochs": 2, "n_minibatches": 2}
 
 
 @graded("Аргументы train доходят до дела: λ, γ, lr, ε, c_v, c_e, эпохи и мини-батчи меняют обучение")
@@ -1156,10 +1195,11 @@ def test_grpo_policy_loss_gradient(boss):
         real = mask > 0
         return -np.mean((np.minimum(ratio * adv, g) - 0.1 * k3)[real])
 
-    loss, grad = pair_of_floats(boss.grpo_policy_loss(logits, actions, logp_old, ref_logp, adv, mask, eps=0.2, beta=0.1),
-                                "grpo_policy_loss")
+    loss, grad = pair_of_floats(
+        boss.grpo_policy_loss(logits, actions, logp_old, ref_logp, adv, mask, eps=0.2, beta=0.1), "grpo_policy_loss")
     check_float(loss, oracle(logits), atol=1e-8, what="значение loss GRPO")
-    check_close(grad, finite_diff(oracle, logits), atol=1e-6, rtol=1e-4, what="∂L_GRPO/∂logits против конечных разностей")
+    check_close(grad, finite_diff(oracle, logits), atol=1e-6, rtol=1e-4,
+                what="∂L_GRPO/∂logits против конечных разностей")
 
 
 @graded("Бонус: GRPO в train(algo='grpo'): группа — ответы на один промпт, 2 обновления повторены по шагам docstring; "
@@ -1174,7 +1214,8 @@ def test_train_grpo(boss, lm, seed):
             return train_replay(boss, lm, 2, seed, algo="grpo", **{**GRPO_REPLAY, **change})
         return {"группы собраны np.tile: в группе ответы на разные промпты, и базой служит среднее по чужим промптам":
                     run(tile=True),
-                "преимущество GRPO досталось только последнему токену ответа, а не всем его токенам": run(adv_on_last=True),
+                "преимущество GRPO досталось только последнему токену ответа, а не всем его токенам":
+                    run(adv_on_last=True),
                 "β не передан в ppo_update (взято 0.02)": run(beta=0.02)}
 
     check_history_replay(boss, lm, replayed, train_replay(boss, lm, 2, seed, algo="grpo", **GRPO_REPLAY), variants,

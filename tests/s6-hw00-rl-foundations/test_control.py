@@ -164,7 +164,8 @@ def replay(episodes, n_states, n_actions, alpha, gamma, rule, bootstrap_terminal
 
 
 RULES = {"q_learning": "max", "sarsa": "next"}
-WRONG = {"q_learning": ("цель строится по действию, которое агент сделал дальше (это SARSA), а нужен max_b Q(s', b)", "next"),
+WRONG = {"q_learning": ("цель строится по действию, которое агент сделал дальше (это SARSA), "
+                        "а нужен max_b Q(s', b)", "next"),
          "sarsa": ("цель строится по жадному действию max_b Q(s', b) (это Q-learning), а нужно Q(s', a') "
                    "для действия a', которое агент сделает дальше", "max")}
 NAMES = {"q_learning": "Q-learning", "sarsa": "SARSA"}
@@ -263,7 +264,8 @@ def simpler_failure(control, name, behaviour=False):
         return EPSILON_LOST.format(name=name)
     if behaviour:
         if not replay_ok(control, name):
-            return (f"сначала исправьте проверку «{name} на случайной MDP: Q совпадает с повтором записанных переходов» "
+            return ("сначала исправьте проверку "
+                    f"«{name} на случайной MDP: Q совпадает с повтором записанных переходов» "
                     "выше: обновление Q неверно уже там.")
         spread = action_spread(control, name)
         if spread == "same":
@@ -325,8 +327,9 @@ def learns_terminal_step(control, name):
     return _close(Q, expected)
 
 
-EPSILON_LOST = ("Похоже на типичную ошибку: ε, переданный {name}, не доходит до epsilon_greedy — при ε = 0 агент всё равно "
-                "делает не жадные действия. Передайте свой epsilon: epsilon_greedy(Q[s], epsilon, rng), а не число из кода.")
+EPSILON_LOST = ("Похоже на типичную ошибку: ε, переданный {name}, не доходит до epsilon_greedy — "
+                "при ε = 0 агент всё равно делает не жадные действия. "
+                "Передайте свой epsilon: epsilon_greedy(Q[s], epsilon, rng), а не число из кода.")
 DEFER_GREEDY = ("сначала исправьте epsilon_greedy (проверки «ε-жадный выбор …» выше): {name} выбирает действия "
                 "через него, и его ошибка видна и здесь.")
 DEFER_EPSILON = ("сначала исправьте проверку «{name} действует ε-жадно с переданным ε» выше: частоты действий агента "
@@ -355,7 +358,8 @@ def test_epsilon_greedy_greedy(control):
     before = q.copy()
     rng = np.random.default_rng(0)
     got = call_many(control.epsilon_greedy, 200, q, 0.0, rng)
-    check_that(all(isinstance(a, (int, np.integer)) for a in got), what="epsilon_greedy возвращает номер действия (int)",
+    check_that(all(isinstance(a, (int, np.integer)) for a in got),
+               what="epsilon_greedy возвращает номер действия (int)",
                expected="int", got=type(got[0]).__name__, hint="верните int(...) — номер действия, а не массив.")
     hint = "при ε = 0 исследования нет: только argmax_a Q(s, a)."
     if set(int(a) for a in got) != {1} and inverted(control):
@@ -371,8 +375,8 @@ def test_epsilon_greedy_greedy(control):
 def test_epsilon_greedy_ties(control):
     rng = np.random.default_rng(1)
     n = 4000
-    got = np.array([int(a) for a in call_many(control.epsilon_greedy, n, np.array([1.0, 3.0, 3.0, 0.0], dtype=np.float32),
-                                              0.0, rng)])
+    got = np.array([int(a) for a in call_many(control.epsilon_greedy, n,
+                                              np.array([1.0, 3.0, 3.0, 0.0], dtype=np.float32), 0.0, rng)])
     freq = np.bincount(got, minlength=4)[:4] / n
     ok = freq[0] == 0 and freq[3] == 0
     check_that(ok, what="epsilon_greedy(Q = [1, 3, 3, 0], ε = 0): только лучшие действия",
@@ -450,7 +454,8 @@ def test_fork_by_hand(control, name):
     names = [m for m in explained[0] if all(_close(run[4], mistakes[m]) for run, mistakes in zip(wrong, explained))]
     seed, b1, a, b2, Q, expected, _ = wrong[0]
     check_close(Q, expected, what=f"{NAMES[name]}: Q после двух эпизодов на развилке (seed = {seed}; "
-                                  f"эпизод 1: b₁ = {b1}; эпизод 2: a = {a}, b₂ = {b2}; неверно на {len(wrong)} из 20 seed)",
+                                  f"эпизод 1: b₁ = {b1}; эпизод 2: a = {a}, b₂ = {b2}; "
+                                  f"неверно на {len(wrong)} из 20 seed)",
                 hint="Q-learning: Q(s, a) += α·(r + γ·max_b Q(s', b) − Q(s, a)); "
                      "SARSA: Q(s, a) += α·(r + γ·Q(s', a') − Q(s, a)), a' — следующее действие агента; "
                      "в конечном состоянии цель — просто r.",
@@ -489,7 +494,7 @@ def test_fork_time_limit(control, name):
                    expected=f"действие {b1} (Q(1, {b1}) = {0.5 * r1:g}, у другого 0)", got=f"действие {b3}",
                    hint=(deferred() if b3 != b1 else None) or "при ε = 0 исследования нет: только argmax_a Q(s, a).")
 
-        def after(truncated_future, terminal_future):
+        def after(truncated_future, terminal_future, b1=b1, r1=r1, a=a, r3=r3):  # this episode's actions and rewards
             Q_hand = np.zeros((2, 2))
             Q_hand[1, b1] = 0.5 * r1
             Q_hand[0, a] = 0.5 * 0.9 * truncated_future(Q_hand)
@@ -505,11 +510,13 @@ def test_fork_time_limit(control, name):
                     "будущего нет": after(lambda q: q[1].max(), lambda q: q[0].max())}
         if not _close(Q, expected) and deferred():
             hint, mistakes = deferred(), None  # a wrong update or exploration at ε = 0 explains it, not truncation
-        check_close(Q, expected, what=f"{NAMES[name]}: Q после трёх эпизодов на развилке с лимитом шагов (seed = {seed}; "
-                                      f"b₁ = {b1}, r₁ = {r1:g}; эпизод 2: a = {a})", hint=hint, mistakes=mistakes)
+        check_close(Q, expected,
+                    what=f"{NAMES[name]}: Q после трёх эпизодов на развилке с лимитом шагов (seed = {seed}; "
+                         f"b₁ = {b1}, r₁ = {r1:g}; эпизод 2: a = {a})", hint=hint, mistakes=mistakes)
 
 
-@graded("{name} действует ε-жадно с переданным ε: ε = 0 — только жадные действия, ε = 1 — все равновероятно, ε = 0.3 — 80% жадных")
+@graded("{name} действует ε-жадно с переданным ε: ε = 0 — только жадные действия, ε = 1 — все равновероятно, "
+        "ε = 0.3 — 80% жадных")
 @pytest.mark.parametrize("name", ["q_learning", "sarsa"])
 def test_epsilon_is_used(control, name):
     """Бандит с одним состоянием: действие 0 даёт +1, действия 1 и 2 дают −1, эпизод — один шаг.

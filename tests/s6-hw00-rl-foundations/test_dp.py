@@ -140,9 +140,11 @@ def greedy_hint(policy, R):
 
 def check_greedy(policy, Q_star, R, what):
     """The policy puts mass only on actions that maximize Q*."""
-    best = Q_star >= Q_star.max(axis=1, keepdims=True) - 1e-6 * np.maximum(1.0, np.abs(Q_star).max(axis=1, keepdims=True))
+    best = Q_star >= (Q_star.max(axis=1, keepdims=True)
+                      - 1e-6 * np.maximum(1.0, np.abs(Q_star).max(axis=1, keepdims=True)))
     wrong = np.argwhere((policy > 1e-9) & ~best)
-    check_that(len(wrong) == 0, what=f"{what}: политика жадная по Q*", expected="вероятность только у действий с max_a Q*(s, a)",
+    check_that(len(wrong) == 0, what=f"{what}: политика жадная по Q*",
+               expected="вероятность только у действий с max_a Q*(s, a)",
                got=(f"в состоянии {wrong[0][0]} выбрано действие {wrong[0][1]} с Q* = {Q_star[tuple(wrong[0])]:.4f} "
                     f"при max Q* = {Q_star[wrong[0][0]].max():.4f}") if len(wrong) else None,
                hint=greedy_hint(policy, R))
@@ -201,7 +203,8 @@ def test_gridworld_4x4_gamma_one(dp, envs):
                 what="policy_evaluation на сетке 4×4 со случайной политикой, γ = 1",
                 hint="при γ = 1 итерации сходятся, потому что конечные клетки поглощают с нулевой наградой; "
                      "остановка — когда max |V_{k+1} − V_k| < tol.",
-                mistakes={"взят max по действиям (это V*, а не V^π)": [0, -1, -2, -3, -1, -2, -3, -2, -2, -3, -2, -1, -3, -2, -1, 0]})
+                mistakes={"взят max по действиям (это V*, а не V^π)":
+                          [0, -1, -2, -3, -1, -2, -3, -2, -2, -3, -2, -1, -3, -2, -1, 0]})
 
 
 @graded("Сетка 4×4, γ = 1: solve_bellman даёт верные ценности или понятную ошибку ValueError")
@@ -254,7 +257,8 @@ def test_chain_q_from_v(dp):
                 hint="Q(s, a) = R[s, a] + γ·Σ_{s'} P[s, a, s']·V(s') — например, R + γ·(P @ V).",
                 mistakes={"γ не учтён": [[11.0, 5.0], [0.0, 0.0]],
                           "γ умножает и награду: γ·(R + P·V), а нужно R + γ·P·V": [[9.9, 4.5], [0.0, 0.0]],
-                          "сумма по оси s, а не s'": np.array(CHAIN_R) + 0.9 * np.einsum("sat,s->sa", np.array(CHAIN_P), [10.0, 0.0])})
+                          "сумма по оси s, а не s'":
+                              np.array(CHAIN_R) + 0.9 * np.einsum("sat,s->sa", np.array(CHAIN_P), [10.0, 0.0])})
 
 
 @graded("Случайные MDP: q_from_v совпадает с суммой R[s, a] + γ·Σ P[s, a, s']·V(s') (seed {seed})")
@@ -266,7 +270,8 @@ def test_q_from_v_random(dp, seed):
     V = rng.normal(size=S)
     gamma = float(rng.uniform(0.5, 1.0))
     args = [P.copy(), R.copy(), V.copy()]
-    check_close(dp.q_from_v(*args, gamma), oracle_q(P, R, V, gamma), what=f"q_from_v, S = {S}, A = {A}, γ = {gamma:.3f}",
+    check_close(dp.q_from_v(*args, gamma), oracle_q(P, R, V, gamma),
+                what=f"q_from_v, S = {S}, A = {A}, γ = {gamma:.3f}",
                 hint="Q[s, a] = R[s, a] + γ·Σ_{s'} P[s, a, s']·V[s'] — например, R + γ·(P @ V).",
                 mistakes={"сумма по оси s, а не s'": R + gamma * np.einsum("sat,s->sa", P, V), "γ не учтён": R + P @ V,
                           "γ умножает и награду: γ·(R + P·V), а нужно R + γ·P·V": gamma * (R + P @ V)})
@@ -406,7 +411,8 @@ def test_gridworld_4x3(dp, envs, method):
     V = check_values(V, 11, 4, f"{method} на мире 4×3")
     check_close(V, expected, atol=0.0005 + 1e-9,
                 what=f"{method} на мире 4×3 при γ = 1 (ценности учебника, округлённые до 0.001: допуск 0.0005)",
-                hint="R[s, a] — уже ожидаемая награда с учётом скольжения; конечные клетки поглощают с нулевой наградой.")
+                hint="R[s, a] — уже ожидаемая награда с учётом скольжения; "
+                     "конечные клетки поглощают с нулевой наградой.")
     policy = check_policy(policy, 11, 4, f"{method} на мире 4×3")
     # the textbook's policy: up the left column, right along the top, the bottom row heads left (the long way round)
     arrows = {0: 1, 1: 1, 2: 1, 4: 0, 5: 0, 7: 0, 8: 3, 9: 3, 10: 3}
@@ -428,11 +434,13 @@ def test_optimal_random(dp, seed):
     results = {}
     for method in ["value_iteration", "policy_iteration"]:
         copies = [P.copy(), R.copy()]
-        V, policy = check_pair(getattr(dp, method)(*copies, gamma), f"{method} возвращает (V, policy)", names=("V", "policy"))
+        V, policy = check_pair(getattr(dp, method)(*copies, gamma), f"{method} возвращает (V, policy)",
+                               names=("V", "policy"))
         V = check_values(V, S, A, method)
         V = check_close(V, V_star, atol=1e-6,
                         what=f"{method}: V* случайной MDP (S = {S}, A = {A}, γ = {gamma:.3f}), с точностью 1e-6",
-                        hint="V* — лучшая из ценностей всех детерминированных политик (тест перебрал их все); " + CONVERGE)
+                        hint="V* — лучшая из ценностей всех детерминированных политик (тест перебрал их все); "
+                             + CONVERGE)
         check_close(np.max(R + gamma * P @ V, axis=1), V, atol=1e-6,
                     what=f"{method}: V удовлетворяет уравнению оптимальности V(s) = max_a (R + γ·P·V)")
         policy = check_policy(policy, S, A, method)
@@ -460,7 +468,8 @@ def test_no_single_state_change_improves(dp, method):
             changed[s] = np.eye(A)[a]
             better = oracle_evaluate(P, R, changed, gamma) - V
             check_that(better.max() < 1e-8, what=f"{method}: политика в состоянии {s} заменена на действие {a}",
-                       expected="ценность нигде не растёт", got=f"рост до {better.max():.4g} в состоянии {int(better.argmax())}",
+                       expected="ценность нигде не растёт",
+                       got=f"рост до {better.max():.4g} в состоянии {int(better.argmax())}",
                        hint=greedy_hint(policy, R))
 
 
@@ -472,7 +481,8 @@ def expect_value_error(call, what, hint):
         call()
     except ValueError:
         return
-    check_that(False, what=what, expected="ValueError с понятным сообщением", got="функция отработала без ошибки", hint=hint)
+    check_that(False, what=what, expected="ValueError с понятным сообщением", got="функция отработала без ошибки",
+               hint=hint)
 
 
 def _bad_inputs():
@@ -499,11 +509,13 @@ def test_bad_rows(dp):
     P, R, pi, V, P_bad = _bad_inputs()
     for name, call in _five_calls(dp, P_bad, R, pi, V).items():
         expect_value_error(call, f"{name}: строка P[1, 0, :] в сумме 0.9",
-                           "проверьте в начале функции, что P ≥ 0 и P.sum(axis=2) ≈ 1 (np.allclose), иначе raise ValueError(...).")
+                           "проверьте в начале функции, что P ≥ 0 и P.sum(axis=2) ≈ 1 (np.allclose), "
+                           "иначе raise ValueError(...).")
     pi_bad = pi.copy()
     pi_bad[2] = [0.7, 0.7]
     for name in ["solve_bellman", "policy_evaluation"]:
-        expect_value_error(lambda: getattr(dp, name)(P, R, pi_bad, 0.9), f"{name}: строка политики в сумме 1.4",
+        expect_value_error(lambda name=name: getattr(dp, name)(P, R, pi_bad, 0.9),
+                           f"{name}: строка политики в сумме 1.4",
                            "строки policy — распределения π(·|s): проверьте policy.sum(axis=1) ≈ 1.")
     # rows that do sum to 1 but hold a negative "probability"
     P_neg = P.copy()
@@ -514,7 +526,7 @@ def test_bad_rows(dp):
         expect_value_error(call, f"{name}: строка P[1, 0, :] = [1.2, −0.2, 0, 0] (сумма 1, но вероятность < 0)",
                            "сумма строки — не всё: вероятности ещё и неотрицательны. Проверьте np.all(P >= 0).")
     for name in ["solve_bellman", "policy_evaluation"]:
-        expect_value_error(lambda: getattr(dp, name)(P, R, pi_neg, 0.9),
+        expect_value_error(lambda name=name: getattr(dp, name)(P, R, pi_neg, 0.9),
                            f"{name}: строка политики [1.5, −0.5] (сумма 1, но вероятность < 0)",
                            "π(a|s) ≥ 0: проверьте np.all(policy >= 0), а не только сумму строк.")
 

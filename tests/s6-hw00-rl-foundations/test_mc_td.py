@@ -118,13 +118,15 @@ def mc_mistakes(episodes, n_states, gamma, first_visit=True, alpha=None):
     visit = "first" if first_visit else "every"
     out = {}
     if first_visit:
-        out["every-visit вместо first-visit"] = mc_variant(episodes, n_states, gamma, visit="every", step=step, alpha=alpha)
+        out["every-visit вместо first-visit"] = mc_variant(
+            episodes, n_states, gamma, visit="every", step=step, alpha=alpha)
         out["учтено последнее посещение состояния в эпизоде, а не первое"] = mc_variant(
             episodes, n_states, gamma, visit="last", step=step, alpha=alpha)
         out["посещения запоминаются через все эпизоды (множество посещённых не обнуляется в начале эпизода)"] = \
             mc_variant(episodes, n_states, gamma, visit="first_ever", step=step, alpha=alpha)
     else:
-        out["first-visit вместо every-visit"] = mc_variant(episodes, n_states, gamma, visit="first", step=step, alpha=alpha)
+        out["first-visit вместо every-visit"] = mc_variant(
+            episodes, n_states, gamma, visit="first", step=step, alpha=alpha)
     if alpha is not None:
         out["alpha проигнорирован: выборочные средние"] = mc_variant(episodes, n_states, gamma, visit=visit)
         out["шаг α поделён на число посещений N(s): с заданным alpha шаг постоянный, счётчик посещений не нужен"] = \
@@ -170,7 +172,8 @@ TD_MISTAKES = {
     "skip_terminal": "на переходе с terminated = True V(s) не обновляется, а цель там — просто r",
     "V0": "V0 проигнорирован (старт с нулей)",
     "epochs": "n_epochs проигнорирован",
-    "epochs_per_episode": "каждый эпизод проигран n_epochs раз подряд, а нужно n_epochs раз пройти весь набор по порядку",
+    "epochs_per_episode": "каждый эпизод проигран n_epochs раз подряд, "
+                          "а нужно n_epochs раз пройти весь набор по порядку",
 }
 
 
@@ -257,23 +260,25 @@ def _close(got, expected, atol=1e-6):
 
 DEFER_RETURNS = ("сначала исправьте discounted_returns (проверки «Отдачи …» выше): V(s) в Монте-Карло — среднее "
                  "отдач G_t, и с неверными G_t неверно и V.")
-DEFER_MC = ("сначала исправьте не пройденные проверки mc_prediction выше, на маленьких примерах: ответ неверен уже там, "
-            "а эта проверка видит ту же ошибку на большом числе эпизодов.")
-DEFER_TD = ("сначала исправьте не пройденные проверки td0_prediction выше, на маленьких примерах: ответ неверен уже там, "
-            "а эта проверка видит ту же ошибку на большом числе эпизодов.")
+DEFER_MC = ("сначала исправьте не пройденные проверки mc_prediction выше, на маленьких примерах: "
+            "ответ неверен уже там, а эта проверка видит ту же ошибку на большом числе эпизодов.")
+DEFER_TD = ("сначала исправьте не пройденные проверки td0_prediction выше, на маленьких примерах: "
+            "ответ неверен уже там, а эта проверка видит ту же ошибку на большом числе эпизодов.")
 
 
 @probe(False)
 def returns_ok(mc_td):
     return (_close(mc_td.discounted_returns([1.0, 0.0, 2.0], 0.9), [2.62, 1.8, 2.0])
-            and _close(mc_td.discounted_returns([1.0, 1.0, 3.0, -1.0], 0.5), returns_oracle([1.0, 1.0, 3.0, -1.0], 0.5)))
+            and _close(mc_td.discounted_returns([1.0, 1.0, 3.0, -1.0], 0.5),
+                       returns_oracle([1.0, 1.0, 3.0, -1.0], 0.5)))
 
 
 @probe(False)
 def mc_small_ok(mc_td):
     """mc_prediction is right on the hand-made episodes: first-visit, every-visit and constant α."""
     return all(_close(mc_td.mc_prediction(copy.deepcopy(HAND), 4, 0.5, first_visit=fv, alpha=a),
-                      mc_variant(HAND, 4, 0.5, visit="first" if fv else "every", step="alpha" if a else "average", alpha=a))
+                      mc_variant(HAND, 4, 0.5, visit="first" if fv else "every",
+                                 step="alpha" if a else "average", alpha=a))
                for fv, a in [(True, None), (False, None), (True, 0.5)])
 
 
@@ -285,8 +290,10 @@ def td_small_ok(mc_td):
     V0 = rng.normal(size=4)
     cases = [([HAND_TD], 3, 0.5, 1.0, [0.5, 0.5, 0.5], 1), ([[(0, 0.0, 1, False)]], 3, 0.5, 0.9, [1.0, 2.0, 2.0], 1),
              (episodes, 4, 0.3, 0.9, V0, 2)]
-    return all(_close(mc_td.td0_prediction(copy.deepcopy(eps), n, alpha, gamma, V0=np.array(v0, dtype=float), n_epochs=k),
-                      td0_variant(eps, n, alpha, gamma, v0, k)) for eps, n, alpha, gamma, v0, k in cases)
+    return all(_close(mc_td.td0_prediction(copy.deepcopy(eps), n, alpha, gamma, V0=np.array(v0, dtype=float),
+                                           n_epochs=k),
+                      td0_variant(eps, n, alpha, gamma, v0, k))
+               for eps, n, alpha, gamma, v0, k in cases)
 
 
 def _theme_hint(got, mistakes, theme, formula, about_theme):
@@ -304,8 +311,10 @@ def check_values(got, n, what, visited=None):
         bad = np.flatnonzero(~np.isfinite(arr))
         unvisited = [int(i) for i in bad if not visited[i]]
         check_that(not unvisited, what=f"{what}: состояния, где агент ни разу не был", expected="V = 0",
-                   got=fmt(arr), hint=f"у состояний {unvisited} нет ни одного посещения: N(s) = 0, и среднее "
-                   "«сумма / N» даёт 0/0 = NaN. По условию такие состояния остаются с V = 0: делите только там, где N(s) > 0.")
+                   got=fmt(arr),
+                   hint=f"у состояний {unvisited} нет ни одного посещения: N(s) = 0, и среднее "
+                        "«сумма / N» даёт 0/0 = NaN. По условию такие состояния остаются с V = 0: "
+                        "делите только там, где N(s) > 0.")
     return arr
 
 
@@ -329,8 +338,8 @@ def test_returns_edge_gammas(mc_td, gamma, expected):
     """r = [1, 1, 3, −1]: при γ = 1 — суммы наград до конца эпизода, при γ = 0 — сами награды."""
     check_close(mc_td.discounted_returns(np.array([1.0, 1.0, 3.0, -1.0]), gamma), expected,
                 what=f"discounted_returns([1, 1, 3, −1], γ = {gamma})",
-                hint="G_t = r_t + γ·G_{t+1}" + ("; при γ = 0 будущее не учитывается вовсе: G_t = r_t." if gamma == 0 else
-                                                "; при γ = 1 это сумма наград от шага t до конца эпизода."),
+                hint="G_t = r_t + γ·G_{t+1}" + ("; при γ = 0 будущее не учитывается вовсе: G_t = r_t." if gamma == 0
+                                                else "; при γ = 1 это сумма наград от шага t до конца эпизода."),
                 mistakes=returns_mistakes([1.0, 1.0, 3.0, -1.0], gamma))
 
 
@@ -345,11 +354,14 @@ def test_returns_random(mc_td, seed):
     got = mc_td.discounted_returns(arg, gamma)
     expected = returns_oracle(rewards, gamma)
     hint = "G_t = r_t + γ·G_{t+1}, проход с конца эпизода."
-    if not _close(got, expected, 1e-5) and _close(_attempt(None, mc_td.discounted_returns, rewards.astype(float), gamma), expected, 1e-5):
-        hint = ("на массиве float64 ответ верен, а " + ("на списке Python — нет: начните с np.asarray(rewards, dtype=float)."
-                if seed == 1 else "на float32 — нет: считайте в float64, np.asarray(rewards, dtype=float)."))
+    if not _close(got, expected, 1e-5) and _close(
+            _attempt(None, mc_td.discounted_returns, rewards.astype(float), gamma), expected, 1e-5):
+        hint = ("на массиве float64 ответ верен, а "
+                + ("на списке Python — нет: начните с np.asarray(rewards, dtype=float)." if seed == 1
+                   else "на float32 — нет: считайте в float64, np.asarray(rewards, dtype=float)."))
     check_close(got, expected, atol=1e-5, rtol=1e-5,
-                what=f"discounted_returns, T = {T}, γ = {gamma:.3f}" + (", вход — список" if seed == 1 else ", вход float32"),
+                what=f"discounted_returns, T = {T}, γ = {gamma:.3f}"
+                     + (", вход — список" if seed == 1 else ", вход float32"),
                 hint=hint, mistakes=returns_mistakes(rewards, gamma))
     check_unchanged(rewards, np.asarray(arg, dtype=np.float32), name="rewards", function="discounted_returns")
 
@@ -385,7 +397,8 @@ def test_mc_first_vs_every_visit(mc_td, first_visit):
         hint = DEFER_RETURNS
     check_close(got, expected, what=f"mc_prediction, {name}, γ = 0.5; {HAND_TEXT}", hint=hint,
                 mistakes=mc_mistakes(HAND, 4, 0.5, first_visit))
-    check_that(episodes == HAND, what="mc_prediction не меняет эпизоды", expected=str(HAND)[:80], got=str(episodes)[:80])
+    check_that(episodes == HAND, what="mc_prediction не меняет эпизоды", expected=str(HAND)[:80],
+               got=str(episodes)[:80])
 
 
 @graded("Монте-Карло с постоянным шагом α = 0.5 на тех же эпизодах: V = [0.46875, 2.4375, 1.5, 0]")
@@ -463,7 +476,8 @@ def test_td0_hand(mc_td):
     got = check_vector(mc_td.td0_prediction([episode], 3, 0.5, 1.0, V0=V0), 3, "td0_prediction")
     check_unchanged(before, V0, name="V0", function="td0_prediction")
     check_close(got, [1.0, 0.75, 0.5],
-                what="td0_prediction: V0 = [0.5, 0.5, 0.5], α = 0.5, γ = 1, эпизод (0, +1, 1), (1, 0, 0), (0, +1, 2, конец)",
+                what="td0_prediction: V0 = [0.5, 0.5, 0.5], α = 0.5, γ = 1, "
+                     "эпизод (0, +1, 1), (1, 0, 0), (0, +1, 2, конец)",
                 hint="δ = r + γ·V(s')·(1 − terminated) − V(s); V(s) += α·δ сразу после каждого перехода.",
                 mistakes=td_mistakes([HAND_TD], 3, 0.5, 1.0, before, only=[
                     "no_mask", "current_state", "offline", "backwards", "sign", "V0"]))
@@ -480,7 +494,8 @@ def test_td0_truncated_bootstraps(mc_td):
     check_close(got, [1.4, 2.0, 2.0], what="td0_prediction, V0 = [1, 2, 2], α = 0.5, γ = 0.9, единственный переход "
                                            "(0, 0, 1) оборван (terminated = False)",
                 hint=_theme_hint(got, mistakes, TD_MISTAKES["truncated"], "δ = r + γ·V(s')·(1 − terminated) − V(s)",
-                                 ": конец списка переходов ещё не конец задачи, бутстрап отключает только terminated = True."),
+                                 ": конец списка переходов ещё не конец задачи, "
+                                 "бутстрап отключает только terminated = True."),
                 mistakes=mistakes)
     got = mc_td.td0_prediction(copy.deepcopy(terminated), 3, 0.5, 0.9, V0=list(V0))
     mistakes = td_mistakes(terminated, 3, 0.5, 0.9, V0, only=["no_mask", "skip_terminal", "sign", "V0"])
@@ -535,7 +550,8 @@ RW_EPISODES = 300
 MC_BAND, MC_EVERY_BAND, MC_ALPHA_BAND, TD_BAND = 0.10, 0.12, 0.20, 0.13
 
 
-@graded("Случайное блуждание, 300 эпизодов: RMS-ошибка MC < 0.10 (first-visit), < 0.12 (every-visit), < 0.20 (α = 0.05) (seed {seed})")
+@graded("Случайное блуждание, 300 эпизодов: RMS-ошибка MC < 0.10 (first-visit), < 0.12 (every-visit), "
+        "< 0.20 (α = 0.05) (seed {seed})")
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_random_walk_mc(mc_td, envs, seed):
     walk = envs.RandomWalk()
@@ -547,7 +563,8 @@ def test_random_walk_mc(mc_td, envs, seed):
         err = rms_error(V, true)
         hint = "истинные ценности 1/6 … 5/6; отдача — сумма наград до конца эпизода (γ = 1)."
         if not err < band:
-            hint = hint if returns_ok(mc_td) and mc_small_ok(mc_td) else (DEFER_RETURNS if not returns_ok(mc_td) else DEFER_MC)
+            hint = (hint if returns_ok(mc_td) and mc_small_ok(mc_td)
+                    else (DEFER_RETURNS if not returns_ok(mc_td) else DEFER_MC))
         check_that(err < band, what=f"mc_prediction ({name}) на случайном блуждании: RMS-ошибка по состояниям A…E",
                    expected=f"< {band}", got=f"{err:.4f}; V = {fmt(V, 3)}", hint=hint)
 
@@ -582,5 +599,6 @@ def test_td_learns_faster_early(mc_td, envs):
             hint = DEFER_TD
         elif not (returns_ok(mc_td) and mc_small_ok(mc_td)):
             hint = DEFER_RETURNS if not returns_ok(mc_td) else DEFER_MC
-    check_that(td < 0.09 and td < mc, what="средняя RMS-ошибка после 20 эпизодов: TD(0) α = 0.1 против MC (средние отдач)",
+    check_that(td < 0.09 and td < mc,
+               what="средняя RMS-ошибка после 20 эпизодов: TD(0) α = 0.1 против MC (средние отдач)",
                expected="TD < 0.09 и TD < MC", got=f"TD {td:.4f}, MC {mc:.4f}", hint=hint)

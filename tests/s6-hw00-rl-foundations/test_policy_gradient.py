@@ -123,7 +123,8 @@ def bandit_diagnosis(got_pi, got_var, use_baseline, seed, steps, lr, extra=()):
             return name
     for name, other_steps, other_lr in extra:
         pi, _, grads = bandit_trajectory(use_baseline, seed, other_steps, other_lr)
-        if got_pi.shape == (3,) and np.allclose(got_pi, pi, atol=1e-6) and np.isclose(got_var, _var(grads[:200]), rtol=1e-6):
+        if (got_pi.shape == (3,) and np.allclose(got_pi, pi, atol=1e-6)
+                and np.isclose(got_var, _var(grads[:200]), rtol=1e-6)):
             return name
     return None
 
@@ -211,7 +212,8 @@ def test_softmax_random(policy_gradient):
     batch = rng.normal(0, 2, size=(4, 5))
     expected = np.stack([np.exp(log_softmax_oracle(row)) for row in batch])
     check_close(policy_gradient.softmax(batch), expected, atol=1e-9, what="softmax батча формы (4, 5) по последней оси",
-                hint="максимум и сумма — по последней оси: z.max(axis=-1, keepdims=True), e.sum(axis=-1, keepdims=True).",
+                hint="максимум и сумма — по последней оси: "
+                     "z.max(axis=-1, keepdims=True), e.sum(axis=-1, keepdims=True).",
                 mistakes={"нормировка по всему массиву, а не по каждой строке": np.exp(batch) / np.exp(batch).sum(),
                           "нормировка по первой оси (по столбцам), а не по последней":
                               np.exp(batch) / np.exp(batch).sum(axis=0, keepdims=True)})
@@ -239,7 +241,8 @@ def test_softmax_large_logits(policy_gradient):
 def test_grad_log_softmax_lesson(policy_gradient):
     got = policy_gradient.grad_log_softmax(np.zeros(2), 1)
     check_close(got, [-0.5, 0.5], what="grad_log_softmax(z = [0, 0], a = 1 «вправо»)",
-                hint=("one-hot выбранного действия минус вероятности." if _close(got, [-0.5, 0.5]) or softmax_ok(policy_gradient)
+                hint=("one-hot выбранного действия минус вероятности."
+                      if _close(got, [-0.5, 0.5]) or softmax_ok(policy_gradient)
                       else DEFER_SOFTMAX.format(what="∇ log π = e_a − softmax(z)")),
                 mistakes={"знак перевёрнут: π − one-hot": [0.5, -0.5], "вернули one-hot без вычитания π": [0.0, 1.0],
                           "вернули π": [0.5, 0.5]})
@@ -311,7 +314,8 @@ def test_reinforce_step_left(policy_gradient):
                 hint=None if softmax_ok(policy_gradient) else DEFER_SOFTMAX.format(what="π после шага"))
 
 
-@graded("Пример урока с baseline b = 1.5: «вправо» (G = 2) и «влево» (G = 1) оба дают z = [−0.025, 0.025], π(вправо) = 0.512")
+@graded("Пример урока с baseline b = 1.5: «вправо» (G = 2) и «влево» (G = 1) оба дают z = [−0.025, 0.025], "
+        "π(вправо) = 0.512")
 @pytest.mark.parametrize("action,G", [(RIGHT, 2.0), (LEFT, 1.0)], ids=["right_G2", "left_G1"])
 def test_reinforce_step_baseline(policy_gradient, action, G):
     z_new = policy_gradient.reinforce_step(np.zeros(2), action, G, 0.1, baseline=1.5)
@@ -319,7 +323,8 @@ def test_reinforce_step_baseline(policy_gradient, action, G):
                                    "z + α·(G − b)·(e_a − π), вес шага G − b: у «вправо» +0.5, у «влево» −0.5.",
                                    _step_mistakes(action, G, 0.1, 1.5))
     check_close(z_new, [-0.025, 0.025],
-                what=f"reinforce_step(z = [0, 0], a = «{'вправо' if action == RIGHT else 'влево'}», G = {G:g}, α = 0.1, b = 1.5)",
+                what=f"reinforce_step(z = [0, 0], a = «{'вправо' if action == RIGHT else 'влево'}», "
+                     f"G = {G:g}, α = 0.1, b = 1.5)",
                 hint=hint, mistakes=mistakes)
     pi = as_array(policy_gradient.softmax(z_new), "softmax(z_new)")
     check_float(round(float(pi[RIGHT]), 3), 0.512, what="π(вправо) после шага, округлённая до 0.001",
@@ -344,7 +349,8 @@ def test_reinforce_step_random(policy_gradient, seed):
                                     "baseline прибавлен, а не вычтен": z64 + lr * (G + b) * grad,
                                     "baseline не учтён": z64 + lr * G * grad,
                                     "шаг без α": z64 + (G - b) * grad})
-    check_close(got, expected, atol=1e-5, what=f"reinforce_step: {n} действий, a = {a}, G = {G:.3f}, α = {lr:.3f}, b = {b:.3f}",
+    check_close(got, expected, atol=1e-5,
+                what=f"reinforce_step: {n} действий, a = {a}, G = {G:.3f}, α = {lr:.3f}, b = {b:.3f}",
                 hint=hint, mistakes=mistakes)
 
 
@@ -388,7 +394,8 @@ def test_bandit_table(policy_gradient, use_baseline, seed, pi, var):
     check_that(got_pi.shape == (3,) and abs(got_pi.sum() - 1) < 1e-6, what="pi — распределение над тремя рычагами",
                expected="массив [3] с суммой 1", got=f"форма {got_pi.shape}, сумма {got_pi.sum():.4f}")
     protocol = ("Протокол случайности из docstring: один rng = default_rng(seed); на шаге сначала rng.choice(3, p=π), "
-                "потом rng.normal(0, 1); b обновляется после шага с темпом 0.05; pi — политика ДО последнего обновления.")
+                "потом rng.normal(0, 1); b обновляется после шага с темпом 0.05; "
+                "pi — политика ДО последнего обновления.")
     pi_hint, var_hint = protocol, ("np.var(g[:200], axis=0) — по каждому рычагу, ddof = 0, — и сумма по трём рычагам. "
                                    + protocol)
     pi_mistakes = {"вернули π после последнего обновления θ, а нужна политика, по которой выбрано последнее действие":
@@ -396,8 +403,8 @@ def test_bandit_table(policy_gradient, use_baseline, seed, pi, var):
     var_mistakes = {"дисперсия с ddof = 1": VAR_DDOF1.get((use_baseline, seed), np.nan)}
     if not (_close(np.round(got_pi, 2), pi, 1e-9) and np.isclose(round(float(got_var), 1), var, rtol=0, atol=1e-9)):
         pi_hint, var_hint, pi_mistakes, var_mistakes = bandit_feedback(
-            policy_gradient, got_pi, got_var, use_baseline, seed, 2000, 0.01, pi_hint, var_hint, pi_mistakes, var_mistakes,
-            rounded=True)
+            policy_gradient, got_pi, got_var, use_baseline, seed, 2000, 0.01,
+            pi_hint, var_hint, pi_mistakes, var_mistakes, rounded=True)
     check_close(np.round(got_pi, 2), pi, atol=1e-9, rtol=0,
                 what=f"π после 2000 шагов (округлено до 0.01), baseline={use_baseline}, seed={seed}; без округления: "
                      + np.array2string(got_pi, precision=4), hint=pi_hint, mistakes=pi_mistakes)
@@ -411,8 +418,8 @@ def test_bandit_table(policy_gradient, use_baseline, seed, pi, var):
 def test_bandit_oracle(policy_gradient, seed):
     for use_baseline in (False, True):
         steps, lr = 600, 0.02
-        pi, var = check_pair(policy_gradient.reinforce_bandit(use_baseline, seed, steps=steps, lr=lr), "reinforce_bandit",
-                             names=("pi", "grad_var"))
+        pi, var = check_pair(policy_gradient.reinforce_bandit(use_baseline, seed, steps=steps, lr=lr),
+                             "reinforce_bandit", names=("pi", "grad_var"))
         exp_pi, exp_var = bandit_oracle(use_baseline, seed, steps=steps, lr=lr)
         pi_hint = var_hint = "протокол случайности и шаги — как в docstring."
         pi_mistakes = var_mistakes = None
@@ -465,7 +472,8 @@ def test_bandit_baseline_finds_best_arm(policy_gradient):
         pi, _ = check_pair(policy_gradient.reinforce_bandit(True, seed), "reinforce_bandit", names=("pi", "grad_var"))
         pi = as_array(pi, "pi")
         check_that(pi[1] > 0.7, what=f"π после 2000 шагов с baseline, seed = {seed}",
-                   expected="вероятность лучшего (второго, a = 1) рычага больше 0.7", got=np.array2string(pi, precision=3),
+                   expected="вероятность лучшего (второго, a = 1) рычага больше 0.7",
+                   got=np.array2string(pi, precision=3),
                    hint=(None if pi[1] > 0.7 else bandit_exact_fails(policy_gradient)) or
                    "с baseline лучший рычаг получает положительный вес r − b, остальные — отрицательный; "
                    "проверьте знак шага (подъём) и что b вычитается.")

@@ -9,7 +9,6 @@ import functools
 import numpy as np
 import pytest
 
-
 from grader.checks import check_close, check_float, check_pair, check_that, check_unchanged, graded
 
 gae_pair = functools.partial(check_pair, names=("advantages", "returns"))  # what gae-like functions return
@@ -113,7 +112,8 @@ def distinct(mistakes, atol=1e-6):
     """Only the mistakes this check can tell apart: two that give the same answer here are both left unnamed."""
     items = [(name, np.asarray(value, dtype=float)) for name, value in mistakes.items()]
     return {name: value for name, value in items
-            if not any(other is not value and other.shape == value.shape and np.allclose(other, value, atol=atol, rtol=atol)
+            if not any(other is not value and other.shape == value.shape
+                       and np.allclose(other, value, atol=atol, rtol=atol)
                        for _, other in items)}
 
 
@@ -130,8 +130,8 @@ def _close(got, expected, atol=1e-6):
 # A later check hints only at what it can tell apart: when a function it builds on already fails its own checks
 # above, it sends the student there first (these probes run only when the check is about to fail).
 
-DEFER_TD = ("сначала исправьте td_errors (проверки «Робот-курьер: TD-ошибки …» выше): GAE накапливает δ_t, и с неверными "
-            "δ неверно и Â.")
+DEFER_TD = ("сначала исправьте td_errors (проверки «Робот-курьер: TD-ошибки …» выше): GAE накапливает δ_t, "
+            "и с неверными δ неверно и Â.")
 DEFER_CLIP = ("сначала исправьте ppo_clip_objective (проверки «Пять случаев клиппинга …» выше): {what} строится на "
               "клиппированной цели.")
 
@@ -240,7 +240,8 @@ COURIER_TABLE = {0.0: [0.35, -0.6, 1.0], 0.5: [0.2825, -0.15, 1.0], 0.95: [0.568
 @pytest.mark.parametrize("lam", list(COURIER_TABLE), ids=[f"lam{x}" for x in COURIER_TABLE])
 def test_gae_courier(ppo, lam):
     adv, _ = gae_pair(ppo.gae(COURIER_R, COURIER_V, 0.0, GAMMA, lam), "gae возвращает (advantages, returns)")
-    hint, mistakes = gae_feedback(ppo, adv, COURIER_TABLE[lam], "Â_t = δ_t + γλ·Â_{t+1}, проход с конца траектории, Â_T = 0.",
+    hint, mistakes = gae_feedback(ppo, adv, COURIER_TABLE[lam],
+                                  "Â_t = δ_t + γλ·Â_{t+1}, проход с конца траектории, Â_T = 0.",
                                   gae_mistakes([0.35, -0.6, 1.0], GAMMA, lam))
     check_close(adv, COURIER_TABLE[lam], what=f"gae для робота-курьера, γ = 0.9, λ = {lam}: advantages", hint=hint,
                 mistakes=mistakes)
@@ -292,8 +293,9 @@ def test_quiz_question_2(ppo):
     delta = np.array([0.1, 0.3, 0.1])
     rewards = delta - np.append(values[1:], 0.0) + values  # такие награды, что δ_t = r_t + V(s_{t+1}) − V(s_t)
     adv, _ = gae_pair(ppo.gae(rewards, values, 0.0, 1.0, 0.5), "gae возвращает (advantages, returns)")
-    hint, mistakes = gae_feedback(ppo, adv, [0.275, 0.35, 0.1], "Â_t = δ_t + γλ·Â_{t+1}: Â_2 = 0.1, Â_1 = 0.3 + 0.5·0.1, "
-                                  "Â_0 = 0.1 + 0.5·0.35.", gae_mistakes(delta, 1.0, 0.5))
+    hint, mistakes = gae_feedback(ppo, adv, [0.275, 0.35, 0.1],
+                                  "Â_t = δ_t + γλ·Â_{t+1}: Â_2 = 0.1, Â_1 = 0.3 + 0.5·0.1, Â_0 = 0.1 + 0.5·0.35.",
+                                  gae_mistakes(delta, 1.0, 0.5))
     check_close(adv, [0.275, 0.35, 0.1], what="gae для вопроса 2 (γ = 1, λ = 0.5)", hint=hint, mistakes=mistakes)
 
 
@@ -314,7 +316,8 @@ def test_gae_random(ppo, seed):
                                   gae_mistakes(delta, gamma, lam))
     check_close(adv, expected, what=f"gae, T = {T}, γ = {gamma:.3f}, λ = {lam:.3f}: advantages", hint=hint,
                 mistakes=mistakes)
-    check_close(adv, gae_lambda_mixture(rewards, values, last_value, gamma, lam), what="gae против λ-смеси n-шаговых оценок")
+    check_close(adv, gae_lambda_mixture(rewards, values, last_value, gamma, lam),
+                what="gae против λ-смеси n-шаговых оценок")
     hint, mistakes = returns_feedback(ppo, adv, ret, rewards, values, last_value, gamma, lam)
     check_close(ret, expected + values, what="gae: returns = advantages + values", hint=hint, mistakes=mistakes)
 
@@ -403,7 +406,8 @@ def test_clip_spinning_up(ppo, adv, ratio, value):
     got = ppo.ppo_clip_objective(new, old, [adv])
     hint, mistakes = clip_case_feedback(ppo, got, value, "min(ρ·Â, clip(ρ, 1−ε, 1+ε)·Â): при Â > 0 выгода ограничена "
                                         "(1+ε)·Â, при Â < 0 — (1−ε)·Â.", clip_mistakes(new, old, [adv]))
-    check_float(got, value, what=f"ppo_clip_objective: Â = {adv:+g}, ρ = {ratio}, ε = 0.2", hint=hint, mistakes=mistakes)
+    check_float(got, value, what=f"ppo_clip_objective: Â = {adv:+g}, ρ = {ratio}, ε = 0.2", hint=hint,
+                mistakes=mistakes)
 
 
 @graded("В клиппированной области градиент цели по log π равен нулю, в остальных — ρ·Â (конечные разности)")
@@ -442,7 +446,8 @@ def test_clip_random(ppo, seed):
     eps = float(rng.uniform(0.1, 0.3))
     expected = clip_objective_oracle(np.exp(logp_new - logp_old), adv, eps)
     got = ppo.ppo_clip_objective(logp_new, logp_old, adv, eps=eps)
-    hint, mistakes = "mean(min(ρ·Â, clip(ρ, 1−ε, 1+ε)·Â)) с переданным eps.", clip_mistakes(logp_new, logp_old, adv, eps)
+    hint, mistakes = ("mean(min(ρ·Â, clip(ρ, 1−ε, 1+ε)·Â)) с переданным eps.",
+                      clip_mistakes(logp_new, logp_old, adv, eps))
     at_02 = clip_objective_oracle(np.exp(logp_new - logp_old), adv, 0.2)
     if not _close(got, expected) and not _close(got, at_02):
         at_default = _attempt(None, ppo.ppo_clip_objective, logp_new, logp_old, adv)
@@ -493,8 +498,9 @@ def test_normalize_random(ppo):
     expected = (adv - adv.mean()) / (adv.std() + 1e-8)
     mistakes = normalize_mistakes(adv)
     hint = "(Â − mean) / (std + eps), форма ответа — как у входа."
-    if not _close(got, expected) and not _close(_attempt(None, ppo.normalize_advantages, np.array([1.0, 2.0, 3.0, 4.0])),
-                                                (np.arange(1.0, 5.0) - 2.5) / np.sqrt(1.25)):
+    if not _close(got, expected) and not _close(
+            _attempt(None, ppo.normalize_advantages, np.array([1.0, 2.0, 3.0, 4.0])),
+            (np.arange(1.0, 5.0) - 2.5) / np.sqrt(1.25)):
         hint = ("сначала исправьте проверку «Нормировка преимуществ: [1, 2, 3, 4] …» выше: ответ неверен уже на одном "
                 "векторе, так что дело не в форме батча.")
     check_close(got, expected, what="normalize_advantages для батча формы (8, 4): по всем элементам сразу", hint=hint,
@@ -588,7 +594,8 @@ def test_ppo_loss_random(ppo, seed):
     hint = "L = −L^CLIP + c_v·mean((V − R̂)²) − c_e·mean(H) с переданными eps, c_v и c_e."
     mistakes = loss_mistakes(logp_new, logp_old, adv, values_pred, returns, entropy, eps, c_v, c_e)
     if not _close(got, expected):
-        at_defaults = _attempt(None, ppo.ppo_loss, *[a.copy() for a in (logp_new, logp_old, adv, values_pred, returns, entropy)])
+        at_defaults = _attempt(None, ppo.ppo_loss,
+                               *[a.copy() for a in (logp_new, logp_old, adv, values_pred, returns, entropy)])
         if _close(at_defaults, loss_oracle(logp_new, logp_old, adv, values_pred, returns, entropy)):
             hint = "используйте переданные eps, c_v и c_e, а не значения по умолчанию."
         elif not clip_ok(ppo):
@@ -624,7 +631,8 @@ def boundary_oracle(rewards, values, next_values, terminated, truncated, gamma, 
 
 
 VALUES_SHIFTED = ("V(s_{t+1}) взята из values[t + 1], а не из next_values[t]: после оборванного шага values[t + 1] — "
-                  "ценность первого наблюдения нового эпизода, а бутстрапить нужно то наблюдение, на котором эпизод оборван")
+                  "ценность первого наблюдения нового эпизода, "
+                  "а бутстрапить нужно то наблюдение, на котором эпизод оборван")
 
 
 def values_shifted(rewards, values, next_values, terminated, truncated, gamma, lam):
@@ -646,7 +654,9 @@ def test_boundaries_hand_made(ppo):
     b = BOUNDARY
     swapped = boundary_oracle(b["rewards"], b["values"], b["next_values"], b["truncated"], b["terminated"], 0.9, 0.8)
     no_cut_delta = np.array([1.8, -2.0, 1.4, 3.7])
-    check_close(adv, [0.36, -2.0, 4.064, 3.7], what="gae_with_boundaries на батче из двух эпизодов (расчёт — в docstring проверки в tests/s6-hw00-rl-foundations/test_ppo.py)",
+    check_close(adv, [0.36, -2.0, 4.064, 3.7],
+                what="gae_with_boundaries на батче из двух эпизодов "
+                     "(расчёт — в docstring проверки в tests/s6-hw00-rl-foundations/test_ppo.py)",
                 hint="δ_t = r_t + γ·V(s_{t+1})·(1 − terminated_t) − V(s_t);  Â_t = δ_t + γλ·(1 − done_t)·Â_{t+1}, "
                      "done = terminated или truncated.",
                 mistakes={"terminated и truncated перепутаны": swapped,
@@ -658,7 +668,8 @@ def test_boundaries_hand_made(ppo):
                                               [False, False, True, False], 0.9, 0.8),
                           VALUES_SHIFTED: values_shifted(b["rewards"], b["values"], b["next_values"], b["terminated"],
                                                          b["truncated"], 0.9, 0.8)})
-    check_close(ret, np.array([0.36, -2.0, 4.064, 3.7]) + b["values"], what="gae_with_boundaries: returns = advantages + values")
+    check_close(ret, np.array([0.36, -2.0, 4.064, 3.7]) + b["values"],
+                what="gae_with_boundaries: returns = advantages + values")
 
 
 @graded("Батч из нескольких эпизодов равен GAE по каждому эпизоду отдельно (seed {seed})")
