@@ -4,7 +4,7 @@
 
 Every mutant of the kit's catalogue (``tests/kit/mutants/<hw>/<part>/<name>.py``: one typical wrong
 implementation, appended to a copy of the reference module as ``tests/kit/test_mutants.py`` does) is graded
-on its whole part, all checks (``CAUGHT_BY`` is ignored: a student runs ``check.py HW PART``), and the
+on its whole part, all checks (as a student runs ``check.py HW PART``), and the
 feedback is rendered as the student reads it (``grader.report.scoreboard``). Per part it prints:
 
 - **blocks**: the number of failure blocks the student reads for the one mistake, median and max. A failure
@@ -56,7 +56,7 @@ TARGET_MEDIAN, TARGET_MAX, TARGET_NAMED = 2, 4, 0.9
 
 
 def _listed(path: Path, name: str) -> list[str] | None:
-    """A module-level ``NAME = [...]`` of a mutant file (``CAUGHT_BY``, ``NAMED_BY``), or None."""
+    """A module-level ``NAME = [...]`` of a mutant file (``NAMED_BY``), or None."""
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == name for t in node.targets):
             return [str(x) for x in ast.literal_eval(node.value)]

@@ -243,7 +243,7 @@ def test_function_that_mutates_a_shared_list_does_not_break_later_checks(tmp_pat
         _, _, alone = grade(tmp_path, folder, f"ppo::{name}")
         assert alone[name]["status"] == together[name]["status"], (name, alone[name].get("output"))
     # where the check's own code trips over the changed list, the failure says so instead of a grader error
-    for name, t in together.items():
+    for t in together.values():
         if t["status"] != "passed":
             assert "td_errors изменила свой аргумент `values` на месте" in t["output"], t["output"]
 

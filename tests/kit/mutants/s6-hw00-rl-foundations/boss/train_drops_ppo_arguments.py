@@ -1,7 +1,6 @@
 """train calls ppo_update(theta, w, batch, rng, opt) without its lr, epochs, minibatches, ε, c_v, c_e:
 train(eps=0.1, ...) silently trains with ppo_update's defaults."""
 import numpy as np
-
 import toy_lm
 
 

@@ -1,7 +1,6 @@
 """GRPO groups built with np.tile instead of np.repeat: each group of group_size answers spans
 group_size different prompts, so the baseline is the mean over other prompts' answers."""
 import numpy as np
-
 import toy_lm
 
 

@@ -1,7 +1,6 @@
 """train calls token_gae without its gamma and lam (`token_gae(rewards, batch["values"], mask)`): the defaults
 γ = 1, λ = 0.95 happen to be train's defaults too, so train(lam=0.5) silently trains with λ = 0.95."""
 import numpy as np
-
 import toy_lm
 
 

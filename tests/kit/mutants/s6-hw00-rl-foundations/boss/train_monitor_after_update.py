@@ -1,7 +1,6 @@
 """train measures kl_ref and entropy after ppo_update, with the new policy, instead of in the batch's
 states before the update."""
 import numpy as np
-
 import toy_lm
 
 

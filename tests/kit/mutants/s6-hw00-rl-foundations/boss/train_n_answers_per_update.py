@@ -1,7 +1,6 @@
 """train records n_answers as the answers of this update only, not the running total its docstring
 promises (the benchmark's answers-to-goal count reads it)."""
 import numpy as np
-
 import toy_lm
 
 

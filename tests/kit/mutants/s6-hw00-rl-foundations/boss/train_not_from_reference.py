@@ -1,6 +1,5 @@
 """train starts the policy from a zero table (a uniform policy) instead of a copy of the SFT model."""
 import numpy as np
-
 import toy_lm
 
 

@@ -1,7 +1,6 @@
 """train creates Adam's state afresh in every update (init_optimizer inside the loop): the step counter
 restarts at 0 and the moments at zero each time."""
 import numpy as np
-
 import toy_lm
 
 

@@ -8,4 +8,3 @@ def epsilon_greedy(q_values, epsilon, rng):
     return int(np.argmax(q_values))
 
 
-CAUGHT_BY = ["test_epsilon_greedy_ties"]

@@ -1,5 +1,4 @@
 """q_learning and sarsa do not pass their epsilon on: ε-greedy always explores with the default ε = 0.1."""
-import numpy as np
 
 _reference_q_learning, _reference_sarsa = q_learning, sarsa
 
@@ -12,4 +11,3 @@ def sarsa(env, n_episodes, alpha=0.5, gamma=1.0, epsilon=0.1, seed=0):
     return _reference_sarsa(env, n_episodes, alpha=alpha, gamma=gamma, epsilon=0.1, seed=seed)
 
 
-CAUGHT_BY = ["test_epsilon_is_used"]

@@ -12,4 +12,3 @@ def epsilon_greedy(q_values, epsilon, rng):
     return greedy
 
 
-CAUGHT_BY = ["test_epsilon_greedy_frequencies"]

@@ -9,4 +9,3 @@ def epsilon_greedy(q_values, epsilon, rng):
     return int(np.random.choice(np.flatnonzero(q == q.max())))
 
 
-CAUGHT_BY = ["test_epsilon_greedy_uses_rng", "test_deterministic"]

@@ -1,4 +1,5 @@
-"""SARSA bootstraps with one ε-greedy draw a' but then acts with a fresh draw: the target's a' is not the action taken."""
+"""SARSA bootstraps with one ε-greedy draw a' but then acts with a fresh draw: the target's a' is not the action
+taken."""
 import numpy as np
 
 
@@ -25,4 +26,3 @@ def sarsa(env, n_episodes, alpha=0.5, gamma=1.0, epsilon=0.1, seed=0):
     return Q, episode_returns
 
 
-CAUGHT_BY = ["test_fork_by_hand", "test_replay_random_mdp"]

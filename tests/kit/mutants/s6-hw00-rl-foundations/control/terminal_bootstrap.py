@@ -18,4 +18,3 @@ def q_learning(env, n_episodes, alpha=0.5, gamma=1.0, epsilon=0.1, seed=0):
     return Q, returns
 
 
-CAUGHT_BY = ["test_replay_random_mdp"]

@@ -16,4 +16,3 @@ def policy_evaluation(P, R, policy, gamma, tol=1e-10):
             return V
 
 
-CAUGHT_BY = ["test_chain_evaluation[policy_evaluation]"]

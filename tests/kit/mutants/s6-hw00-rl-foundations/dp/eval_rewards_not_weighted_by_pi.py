@@ -14,4 +14,3 @@ def policy_evaluation(P, R, policy, gamma, tol=1e-10):
         V = V_new
 
 
-CAUGHT_BY = ["test_evaluation_random"]

@@ -13,4 +13,3 @@ def value_iteration(P, R, gamma, tol=1e-10):
     return V_new, _greedy(R)
 
 
-CAUGHT_BY = ["test_chain_optimal", "test_gridworld_5x5_optimal", "test_optimal_random", "test_no_single_state_change_improves"]

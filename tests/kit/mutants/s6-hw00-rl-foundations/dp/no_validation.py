@@ -8,4 +8,3 @@ def _validated(P, R, policy=None):
     return P, R, None if policy is None else np.asarray(policy, dtype=float)
 
 
-CAUGHT_BY = ["test_bad_rows"]

@@ -8,4 +8,3 @@ def q_from_v(P, R, V, gamma):
     return R + gamma * np.einsum("sat,s->sa", P, V)
 
 
-CAUGHT_BY = ["test_chain_q_from_v", "test_q_from_v_random"]

@@ -10,4 +10,3 @@ def solve_bellman(P, R, policy, gamma):
     return np.linalg.solve(np.eye(len(r_pi)) - gamma * P_pi, gamma * r_pi)
 
 
-CAUGHT_BY = ["test_chain_evaluation[solve_bellman]"]

@@ -9,4 +9,3 @@ def solve_bellman(P, R, policy, gamma):
     return np.linalg.solve(np.eye(len(r_pi)) - gamma * P_pi.T, r_pi)
 
 
-CAUGHT_BY = ["test_chain_evaluation", "test_gridworld_5x5_random_policy", "test_evaluation_random"]

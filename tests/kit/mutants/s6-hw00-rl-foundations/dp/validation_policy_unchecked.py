@@ -19,4 +19,3 @@ def _validated(P, R, policy=None):
     return P, R, policy  # the mistake: the rows of policy are not checked
 
 
-CAUGHT_BY = ["test_bad_rows"]

@@ -21,4 +21,3 @@ def _validated(P, R, policy=None):
     return P, R, policy
 
 
-CAUGHT_BY = ["test_bad_rows"]

@@ -15,4 +15,3 @@ def value_iteration(P, R, gamma, tol=1e-10):
     return V, _greedy(q_from_v(P, R, V, gamma))
 
 
-CAUGHT_BY = ["test_chain_optimal"]

@@ -20,4 +20,3 @@ def mc_prediction(episodes, n_states, gamma, first_visit=True, alpha=None):
     return V
 
 
-CAUGHT_BY = ["test_mc_first_vs_every_visit", "test_mc_random"]

@@ -17,4 +17,3 @@ def mc_prediction(episodes, n_states, gamma, first_visit=True, alpha=None):
     return V
 
 
-CAUGHT_BY = ["test_mc_constant_alpha", "test_mc_random"]

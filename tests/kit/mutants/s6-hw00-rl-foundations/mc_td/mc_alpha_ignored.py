@@ -7,4 +7,3 @@ def mc_prediction(episodes, n_states, gamma, first_visit=True, alpha=None):
     return _reference_mc_prediction(episodes, n_states, gamma, first_visit=first_visit, alpha=None)
 
 
-CAUGHT_BY = ["test_mc_constant_alpha", "test_mc_random"]

@@ -19,4 +19,3 @@ def mc_prediction(episodes, n_states, gamma, first_visit=True, alpha=None):
     with np.errstate(invalid="ignore", divide="ignore"):
         return sums / counts  # the mistake: 0/0 for unvisited states
 
-CAUGHT_BY = ["test_mc_first_vs_every_visit"]

@@ -12,4 +12,3 @@ def td0_prediction(episodes, n_states, alpha, gamma, V0=None, n_epochs=1):
     return V
 
 
-CAUGHT_BY = ["test_td0_hand", "test_td0_random"]

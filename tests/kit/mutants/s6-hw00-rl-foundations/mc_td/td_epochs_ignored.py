@@ -7,4 +7,3 @@ def td0_prediction(episodes, n_states, alpha, gamma, V0=None, n_epochs=1):
     return _reference_td0_prediction(episodes, n_states, alpha, gamma, V0=V0, n_epochs=1)
 
 
-CAUGHT_BY = ["test_td0_random", "test_batch_td_certainty_equivalence"]

@@ -18,4 +18,3 @@ def reinforce_bandit(use_baseline, seed, steps=2000, lr=0.01):
     return softmax(theta), float(np.var(np.array(early), axis=0).sum())
 
 
-CAUGHT_BY = ["test_bandit_table", "test_bandit_oracle"]

@@ -17,4 +17,3 @@ def reinforce_bandit(use_baseline, seed, steps=2000, lr=0.01):
     return pi, float(np.var(np.array(grads), axis=0).sum())
 
 
-CAUGHT_BY = ["test_bandit_table", "test_bandit_oracle"]

@@ -1,4 +1,5 @@
-"""softmax normalises by the sum over the whole array (e / e.sum(), no axis): right for one vector, wrong for a batch."""
+"""softmax normalises by the sum over the whole array (e / e.sum(), no axis): right for one vector, wrong for a
+batch."""
 import numpy as np
 
 
@@ -8,4 +9,3 @@ def softmax(z):
     return e / e.sum()
 
 
-CAUGHT_BY = ["test_softmax_random"]

@@ -7,4 +7,3 @@ def softmax(z):
     return e / e.sum(axis=-1, keepdims=True)
 
 
-CAUGHT_BY = ["test_softmax_large_logits"]

@@ -8,4 +8,3 @@ def reinforce_step(z, a, G, lr, baseline=0.0):
     return z
 
 
-CAUGHT_BY = ["test_reinforce_step_right", "test_reinforce_step_random"]

@@ -8,4 +8,3 @@ def ppo_clip_objective(logp_new, logp_old, adv, eps=0.2):
     return float(np.mean(np.minimum(ratio * adv, np.clip(ratio, 1 - eps, 1 + eps) * adv)))
 
 
-CAUGHT_BY = ["test_clip_five_cases"]

@@ -20,4 +20,3 @@ def gae_with_boundaries(rewards, values, next_values, terminated, truncated, gam
     return advantages, advantages + v
 
 
-CAUGHT_BY = ["test_boundaries_random"]

@@ -12,4 +12,3 @@ def gae(rewards, values, last_value, gamma, lam):
     return adv, adv + np.asarray(values, dtype=float)
 
 
-CAUGHT_BY = ["test_gae_courier", "test_gae_random"]

@@ -9,4 +9,3 @@ def ppo_loss(logp_new, logp_old, adv, values_pred, returns, entropy, eps=0.2, c_
                                entropy, eps, c_v, c_e)
 
 
-CAUGHT_BY = ["test_ppo_loss_four_actions"]

@@ -8,4 +8,3 @@ def ppo_loss(logp_new, logp_old, adv, values_pred, returns, entropy, eps=0.2, c_
     return float(-obj + c_v * np.sum(err ** 2) - c_e * np.mean(entropy))
 
 
-CAUGHT_BY = ["test_ppo_loss_four_actions"]

@@ -7,4 +7,3 @@ def normalize_advantages(adv, eps=1e-8):
     return (adv - adv.mean(axis=0)) / (adv.std(axis=0) + eps)
 
 
-CAUGHT_BY = ["test_normalize_random"]

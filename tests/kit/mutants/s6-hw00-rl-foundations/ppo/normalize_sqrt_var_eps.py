@@ -7,4 +7,3 @@ def normalize_advantages(adv, eps=1e-8):
     return (adv - adv.mean()) / np.sqrt(adv.var() + eps)
 
 
-CAUGHT_BY = ["test_normalize_eps"]

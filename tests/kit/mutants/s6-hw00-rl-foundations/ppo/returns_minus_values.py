@@ -9,4 +9,3 @@ def gae(rewards, values, last_value, gamma, lam):
     return adv, adv - np.asarray(values, dtype=float)
 
 
-CAUGHT_BY = ["test_gae_returns_courier"]

@@ -7,4 +7,3 @@ def td_errors(rewards, values, last_value, gamma):
     return r + gamma * np.append(float(last_value), v[:-1]) - v
 
 
-CAUGHT_BY = ["test_td_errors_courier"]

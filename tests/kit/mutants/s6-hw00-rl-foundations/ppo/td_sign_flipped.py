@@ -7,4 +7,3 @@ def td_errors(rewards, values, last_value, gamma):
     return v - (r + gamma * np.append(v[1:], float(last_value)))
 
 
-CAUGHT_BY = ["test_td_errors_courier"]
