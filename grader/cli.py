@@ -286,15 +286,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.list:
             print(_list_checks(hw, selected) if args.parts else _listing())
             return 0
-        if args.jobs < 1:
-            raise UsageError(f"--jobs {args.jobs}: нужно целое число не меньше 1, например --jobs 2")
-        if args.timeout is not None and not args.timeout > 0:
-            raise UsageError(f"--timeout {args.timeout:g}: нужно число секунд больше 0, например --timeout 30")
-        if args.feedback and not args.batch:
-            raise UsageError("--feedback — для пакетной проверки: добавьте --batch ПАПКА_С_РАБОТАМИ")
+        _check_options(args)
         if args.batch:
-            if args.json:
-                raise UsageError("с --batch баллы записывает --csv; --json — для одной работы")
             try:
                 from grader import batch
             except ImportError:
@@ -309,6 +302,22 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"ошибка: {exc}", file=sys.stderr)
         return 2
+    return _grade(args, hw, selected, whole, impl, label, source_opts)
+
+
+def _check_options(args) -> None:
+    if args.jobs < 1:
+        raise UsageError(f"--jobs {args.jobs}: нужно целое число не меньше 1, например --jobs 2")
+    if args.timeout is not None and not args.timeout > 0:
+        raise UsageError(f"--timeout {args.timeout:g}: нужно число секунд больше 0, например --timeout 30")
+    if args.feedback and not args.batch:
+        raise UsageError("--feedback — для пакетной проверки: добавьте --batch ПАПКА_С_РАБОТАМИ")
+    if args.batch and args.json:
+        raise UsageError("с --batch баллы записывает --csv; --json — для одной работы")
+
+
+def _grade(args, hw, selected, whole, impl: str, label: str, source_opts: list[str]) -> int:
+    """Grade the selected parts, print the scoreboard, write --json/--csv; the exit code."""
     started = time.perf_counter()
     groups = schedule(selected, args.jobs)  # one checking process per group, the costliest parts first
     with ThreadPoolExecutor(max_workers=len(groups)) as pool:

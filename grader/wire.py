@@ -174,54 +174,82 @@ def _dec(x: Any, blob: memoryview, depth: int) -> Any:
     if depth > MAX_DEPTH:
         raise WireError("слишком глубокая вложенность")
     t = type(x)
-    if x is None or t in (bool, int, str):
-        return x
-    if t is float:
+    if x is None or t in (bool, int, float, str):
         return x
     if t is list:
         return [_dec(v, blob, depth + 1) for v in x]
     if t is not dict or len(x) != 1:
         raise WireError(f"неожиданное значение {t.__name__}")
     (tag, body), = x.items()
-    if tag == "$tuple" and type(body) is list:
-        return tuple(_dec(v, blob, depth + 1) for v in body)
-    if tag == "$dict" and type(body) is list:
-        out = {}
-        for item in body:
-            if type(item) is not list or len(item) != 2 or type(item[0]) not in (str, int):
-                raise WireError("плохой элемент словаря")
-            out[item[0]] = _dec(item[1], blob, depth + 1)
-        return out
-    if tag == "$nd":
-        return _array(body, blob)
-    if tag == "$np":
-        if type(body) is not list or len(body) != 2 or type(body[1]) is not str:
-            raise WireError("плохой скаляр")
-        dtype = _plain_dtype(body[0])
-        try:
-            raw = bytes.fromhex(body[1])
-        except ValueError:
-            raise WireError("плохой скаляр") from None
-        if len(raw) != dtype.itemsize:
-            raise WireError("плохой скаляр")
-        return np.frombuffer(raw, dtype=dtype)[0]
-    if tag == "$int" and type(body) is str and len(body) <= 5000:
-        try:
-            return int(body)
-        except ValueError:
-            raise WireError("плохое целое") from None
-    if tag == "$float" and body in ("nan", "inf", "-inf"):
-        return float(body)
-    if tag == "$complex" and type(body) is list and len(body) == 2:
-        try:
-            return complex(float.fromhex(body[0]), float.fromhex(body[1]))
-        except (TypeError, ValueError):
-            raise WireError("плохое комплексное число") from None
-    if tag == "$gen":
-        return generator_from_state(_dec(body, blob, depth + 1))
-    if tag == "$journal" and type(body) is str:
-        return Journal.parse(body)
-    raise WireError(f"неизвестный тег {tag!r}")
+    decoder = _TAGS.get(tag)
+    if decoder is None:
+        raise WireError(f"неизвестный тег {tag!r}")
+    return decoder(body, blob, depth)
+
+
+def _tuple(body, blob, depth):
+    if type(body) is not list:
+        raise WireError("плохой кортеж")
+    return tuple(_dec(v, blob, depth + 1) for v in body)
+
+
+def _dict(body, blob, depth):
+    if type(body) is not list:
+        raise WireError("плохой словарь")
+    out = {}
+    for item in body:
+        if type(item) is not list or len(item) != 2 or type(item[0]) not in (str, int):
+            raise WireError("плохой элемент словаря")
+        out[item[0]] = _dec(item[1], blob, depth + 1)
+    return out
+
+
+def _scalar(body, blob, depth):
+    if type(body) is not list or len(body) != 2 or type(body[1]) is not str:
+        raise WireError("плохой скаляр")
+    dtype = _plain_dtype(body[0])
+    try:
+        raw = bytes.fromhex(body[1])
+    except ValueError:
+        raise WireError("плохой скаляр") from None
+    if len(raw) != dtype.itemsize:
+        raise WireError("плохой скаляр")
+    return np.frombuffer(raw, dtype=dtype)[0]
+
+
+def _big_int(body, blob, depth):
+    if type(body) is not str or len(body) > 5000:
+        raise WireError("плохое целое")
+    try:
+        return int(body)
+    except ValueError:
+        raise WireError("плохое целое") from None
+
+
+def _special_float(body, blob, depth):
+    if body not in ("nan", "inf", "-inf"):
+        raise WireError("плохое число")
+    return float(body)
+
+
+def _complex(body, blob, depth):
+    if type(body) is not list or len(body) != 2:
+        raise WireError("плохое комплексное число")
+    try:
+        return complex(float.fromhex(body[0]), float.fromhex(body[1]))
+    except (TypeError, ValueError):
+        raise WireError("плохое комплексное число") from None
+
+
+def _journal(body, blob, depth):
+    if type(body) is not str:
+        raise WireError("плохой журнал")
+    return Journal.parse(body)
+
+
+_TAGS = {"$tuple": _tuple, "$dict": _dict, "$nd": lambda body, blob, depth: _array(body, blob), "$np": _scalar,
+         "$int": _big_int, "$float": _special_float, "$complex": _complex, "$journal": _journal,
+         "$gen": lambda body, blob, depth: generator_from_state(_dec(body, blob, depth + 1))}
 
 
 def _plain_dtype(name: Any) -> np.dtype:
