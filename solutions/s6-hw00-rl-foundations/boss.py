@@ -54,27 +54,35 @@ def sample_answers(theta, w, ref_theta, prompt_ids, rng):
     """
     # BEGIN SOLUTION
     prompt = np.asarray(prompt_ids, dtype=int)
-    B, L = len(prompt), theta.shape[1]
+    B, L, n_vocab = len(prompt), theta.shape[1], theta.shape[-1]
     rows = np.arange(B)
-    out = {name: np.zeros((B, L)) for name in ("mask", "logp", "ref_logp", "values")}
     tokens = np.full((B, L), toy_lm.EOS)
     prev = np.full((B, L), toy_lm.EOS)
+    mask, logp, ref_logp, values = (np.zeros((B, L)) for _ in range(4))
     alive = np.ones(B, dtype=bool)  # ответ ещё не закончился
-    prev_tok = np.full(B, toy_lm.BOS)
+    prev_token = np.full(B, toy_lm.BOS)  # токен перед позицией t в каждом ответе
     for t in range(L):
-        logp_all = log_softmax(theta[prompt, t, prev_tok])  # [B, V]
-        cdf = np.cumsum(np.exp(logp_all), axis=1)
-        a = np.minimum((rng.random(B)[:, None] > cdf).sum(axis=1), cdf.shape[1] - 1)  # обратная функция распределения
-        a = np.where(alive, a, toy_lm.EOS)
-        tokens[:, t], prev[:, t] = a, np.where(alive, prev_tok, toy_lm.EOS)
-        out["mask"][:, t] = alive
-        out["logp"][:, t] = np.where(alive, logp_all[rows, a], 0.0)
-        out["ref_logp"][:, t] = np.where(alive, log_softmax(ref_theta[prompt, t, prev_tok])[rows, a], 0.0)
-        out["values"][:, t] = np.where(alive, w[prompt, t, prev_tok], 0.0)
+        # 1. log π_θ(·|s_t) и log π_ref(·|s_t) в состоянии s_t = (промпт, t, предыдущий токен) каждого ответа
+        logp_all = log_softmax(theta[prompt, t, prev_token])  # [B, V]
+        ref_logp_all = log_softmax(ref_theta[prompt, t, prev_token])  # [B, V]
+        # 2. a_t ~ π_θ(·|s_t) обратной функцией распределения: первый токен, у которого cdf ≥ u, u ~ U[0, 1)
+        cdf = np.cumsum(np.exp(logp_all), axis=1)  # [B, V]
+        u = rng.random(B)  # одно число на ответ, на каждой позиции t
+        a = (cdf < u[:, None]).sum(axis=1)  # число токенов с cdf < u = номер первого с cdf ≥ u
+        a = np.minimum(a, n_vocab - 1)  # после округления cdf[-1] может оказаться чуть меньше u
+        a = np.where(alive, a, toy_lm.EOS)  # после конца ответа — паддинг
+        # 3. записываем позицию t: у настоящих токенов mask = 1, log π_θ, log π_ref и V(s_t); на паддинге нули
+        tokens[:, t] = a
+        prev[:, t] = np.where(alive, prev_token, toy_lm.EOS)
+        mask[:, t] = alive
+        logp[:, t] = np.where(alive, logp_all[rows, a], 0.0)  # log π_θ(a_t|s_t)
+        ref_logp[:, t] = np.where(alive, ref_logp_all[rows, a], 0.0)  # log π_ref(a_t|s_t)
+        values[:, t] = np.where(alive, w[prompt, t, prev_token], 0.0)  # V(s_t)
+        # 4. ответ кончается своим EOS
         alive = alive & (a != toy_lm.EOS)
-        prev_tok = a
-    out.update(prompt=prompt.copy(), tokens=tokens, prev=prev, lengths=out["mask"].sum(axis=1).astype(int))
-    return out
+        prev_token = a
+    return {"prompt": prompt.copy(), "tokens": tokens, "prev": prev, "mask": mask,
+            "lengths": mask.sum(axis=1).astype(int), "logp": logp, "ref_logp": ref_logp, "values": values}
     # END SOLUTION
 
 
@@ -117,15 +125,15 @@ def token_gae(rewards, values, mask, gamma=1.0, lam=0.95):
     """
     # BEGIN SOLUTION
     mask = np.asarray(mask, dtype=float)
-    r = np.asarray(rewards, dtype=float) * mask
+    r = np.asarray(rewards, dtype=float) * mask  # паддинг не участвует
     v = np.asarray(values, dtype=float) * mask
     B, L = mask.shape
-    lam = np.broadcast_to(np.asarray(lam, dtype=float), (B,))
+    lam = np.broadcast_to(np.asarray(lam, dtype=float), (B,))  # λ каждого ответа, [B]
     next_mask = np.concatenate([mask[:, 1:], np.zeros((B, 1))], axis=1)  # есть ли следующий токен
-    next_v = np.concatenate([v[:, 1:], np.zeros((B, 1))], axis=1) * next_mask
+    next_v = np.concatenate([v[:, 1:], np.zeros((B, 1))], axis=1) * next_mask  # V(s_{t+1}), после конца ответа 0
     delta = (r + gamma * next_v - v) * mask  # δ_t
     adv = np.zeros((B, L))
-    running = np.zeros(B)
+    running = np.zeros(B)  # Â_{t+1}
     for t in reversed(range(L)):
         running = delta[:, t] + gamma * lam * next_mask[:, t] * running  # Â_t = δ_t + γλ·Â_{t+1}
         adv[:, t] = running
@@ -145,10 +153,59 @@ def masked_normalize(x, mask, eps=1e-8):
     # BEGIN SOLUTION
     x, mask = np.asarray(x, dtype=float), np.asarray(mask, dtype=float)
     n = mask.sum()
-    mean = (x * mask).sum() / n
-    std = np.sqrt((((x - mean) * mask) ** 2).sum() / n)
+    mean = (x * mask).sum() / n  # по настоящим токенам
+    std = np.sqrt((((x - mean) * mask) ** 2).sum() / n)  # ddof = 0
     return (x - mean) / (std + eps) * mask
     # END SOLUTION
+
+
+# BEGIN SOLUTION
+def _actor_loss(logits, actions, logp_old, adv, mask, eps=0.2, c_e=0.01, ref_logp=None, beta=0.0):
+    """Общее тело policy_loss (PPO) и grpo_policy_loss (GRPO): клиппированная цель написана один раз.
+
+        L = −(1/n)·Σ_t m_t·[min(ρ_t·Â_t, clip(ρ_t, 1−ε, 1+ε)·Â_t) − β·k_t + c_e·H(π(·|s_t))],  n = Σ_t m_t,
+
+    у PPO слагаемого k_t нет (ref_logp = None), у GRPO нет энтропии (c_e = 0).
+
+    Аргументы и значения по умолчанию — как у policy_loss, плюс ref_logp и beta из grpo_policy_loss: logits —
+    [..., V]; actions, logp_old, adv, mask, ref_logp — [...].
+    Возвращает (loss, dlogits, pi_info): loss и ∂L/∂logits, как у policy_loss, и pi_info — статистику обновления
+    по настоящим токенам, {"clipfrac": доля |ρ_t − 1| > ε, "approx_kl": среднее (logp_old − log π_θ)}. Как
+    compute_loss_pi в Spinning Up: ppo_update берёт статистику отсюда и не пересчитывает log π_θ и ρ_t.
+    """
+    # 1. log π_θ(·|s_t) по словарю и log π_θ(a_t|s_t) выбранных токенов
+    logp_all = log_softmax(logits)  # [..., V]
+    probs = np.exp(logp_all)
+    actions = np.asarray(actions, dtype=int)
+    logp = np.take_along_axis(logp_all, actions[..., None], axis=-1)[..., 0]  # [...]
+    logp_old = np.asarray(logp_old, dtype=float)
+    adv, mask = np.asarray(adv, dtype=float), np.asarray(mask, dtype=float)
+    n = mask.sum()  # число настоящих токенов
+    # 2. клиппированная цель и её производная по log π_θ(a_t|s_t)
+    ratio = np.exp(logp - logp_old)  # ρ_t = π_θ(a_t|s_t) / π_old(a_t|s_t)
+    unclipped = ratio * adv  # ρ_t·Â_t
+    clipped = np.clip(ratio, 1 - eps, 1 + eps) * adv  # clip(ρ_t, 1−ε, 1+ε)·Â_t
+    objective = np.minimum(unclipped, clipped)
+    d_logp = np.where(unclipped <= clipped, unclipped, 0.0)  # ∂(ρ·Â)/∂log π = ρ·Â; клиппированная ветка — константа
+    # 3. GRPO: KL к референсу — слагаемое loss, k_t = π_ref/π_θ − log(π_ref/π_θ) − 1 ≥ 0 (оценка k3)
+    if ref_logp is not None:
+        log_ref_ratio = np.asarray(ref_logp, dtype=float) - logp  # log(π_ref/π_θ)
+        objective = objective - beta * (np.exp(log_ref_ratio) - log_ref_ratio - 1)
+        d_logp = d_logp - beta * (1 - np.exp(log_ref_ratio))  # ∂k_t/∂log π_θ = 1 − π_ref/π_θ
+    # 4. loss и цепное правило через softmax: ∂log π(a)/∂z = onehot(a) − π
+    loss = -(mask * objective).sum() / n
+    onehot = np.zeros_like(probs)
+    np.put_along_axis(onehot, actions[..., None], 1.0, axis=-1)
+    dlogits = -(mask * d_logp)[..., None] * (onehot - probs) / n
+    # 5. PPO: энтропийный бонус, H_t = −Σ_a π·log π, ∂H_t/∂z = −π·(log π + H_t)
+    if c_e:
+        entropy = -(probs * logp_all).sum(axis=-1)  # H(π(·|s_t))
+        loss -= c_e * (mask * entropy).sum() / n
+        dlogits += c_e * mask[..., None] * probs * (logp_all + entropy[..., None]) / n
+    pi_info = {"clipfrac": float((mask * (np.abs(ratio - 1) > eps)).sum() / n),
+               "approx_kl": float((mask * (logp_old - logp)).sum() / n)}  # KL(π_old ‖ π_θ) ≈ E[log π_old − log π_θ]
+    return float(loss), dlogits, pi_info
+# END SOLUTION
 
 
 def policy_loss(logits, actions, logp_old, adv, mask, eps=0.2, c_e=0.01):
@@ -171,23 +228,8 @@ def policy_loss(logits, actions, logp_old, adv, mask, eps=0.2, c_e=0.01):
     выбирает ветку ρ·Â, и 0, когда выбрана клиппированная; ∂H/∂z = −π·(log π + H).
     """
     # BEGIN SOLUTION
-    logp_all = log_softmax(logits)  # [..., V]
-    probs = np.exp(logp_all)
-    actions = np.asarray(actions, dtype=int)
-    mask = np.asarray(mask, dtype=float)
-    adv = np.asarray(adv, dtype=float)
-    n = mask.sum()
-    logp = np.take_along_axis(logp_all, actions[..., None], axis=-1)[..., 0]
-    ratio = np.exp(logp - np.asarray(logp_old, dtype=float))  # ρ_t
-    unclipped, clipped = ratio * adv, np.clip(ratio, 1 - eps, 1 + eps) * adv
-    entropy = -(probs * logp_all).sum(axis=-1)  # H(π(·|s_t))
-    loss = -(mask * np.minimum(unclipped, clipped)).sum() / n - c_e * (mask * entropy).sum() / n
-    d_logp = np.where(unclipped <= clipped, ratio * adv, 0.0)  # градиент только у ветки ρ·Â
-    onehot = np.zeros_like(probs)
-    np.put_along_axis(onehot, actions[..., None], 1.0, axis=-1)
-    dlogits = -(mask * d_logp)[..., None] * (onehot - probs) / n  # −∂min/∂log π · ∂log π/∂z
-    dlogits += c_e * mask[..., None] * probs * (logp_all + entropy[..., None]) / n  # −c_e·∂H/∂z
-    return float(loss), dlogits
+    loss, dlogits, _ = _actor_loss(logits, actions, logp_old, adv, mask, eps, c_e=c_e)
+    return loss, dlogits
     # END SOLUTION
 
 
@@ -203,7 +245,7 @@ def critic_loss(values_pred, returns, mask, c_v=0.5):
     """
     # BEGIN SOLUTION
     mask = np.asarray(mask, dtype=float)
-    err = (np.asarray(values_pred, dtype=float) - np.asarray(returns, dtype=float)) * mask
+    err = (np.asarray(values_pred, dtype=float) - np.asarray(returns, dtype=float)) * mask  # V(s_t) − R̂_t
     n = mask.sum()
     return float(c_v * (err ** 2).sum() / n), 2 * c_v * err / n  # ∂/∂V (V − R̂)² = 2(V − R̂)
     # END SOLUTION
@@ -220,9 +262,9 @@ def adam_step(param, grad, m, v, t, lr, beta1=0.9, beta2=0.999, eps=1e-8):
     """
     # BEGIN SOLUTION
     grad = np.asarray(grad, dtype=float)
-    m = beta1 * np.asarray(m, dtype=float) + (1 - beta1) * grad
-    v = beta2 * np.asarray(v, dtype=float) + (1 - beta2) * grad ** 2
-    m_hat, v_hat = m / (1 - beta1 ** t), v / (1 - beta2 ** t)
+    m = beta1 * np.asarray(m, dtype=float) + (1 - beta1) * grad  # m ← β1·m + (1−β1)·g
+    v = beta2 * np.asarray(v, dtype=float) + (1 - beta2) * grad ** 2  # v ← β2·v + (1−β2)·g²
+    m_hat, v_hat = m / (1 - beta1 ** t), v / (1 - beta2 ** t)  # поправка смещения нулевого старта
     return np.asarray(param, dtype=float) - lr * m_hat / (np.sqrt(v_hat) + eps), m, v
     # END SOLUTION
 
@@ -263,40 +305,41 @@ def ppo_update(theta, w, batch, rng, opt, lr=0.05, n_epochs=4, n_minibatches=4, 
     Возвращаемый opt — с новыми моментами m, v и счётчиком t: следующее обновление продолжает с них.
     """
     # BEGIN SOLUTION
-    theta, w = np.array(theta, dtype=float), np.array(w, dtype=float)
-    opt = {k: (np.array(x) if isinstance(x, np.ndarray) else x) for k, x in opt.items()}
-    prompt, prev, tokens, mask = batch["prompt"], batch["prev"], batch["tokens"], batch["mask"]
-    B, L = mask.shape
-    t_idx = np.arange(L)[None, :]
+    theta, w = np.array(theta, dtype=float), np.array(w, dtype=float)  # копии: входы не меняются
+    opt = {key: (np.array(x) if isinstance(x, np.ndarray) else x) for key, x in opt.items()}
+    B, L = batch["mask"].shape
+    positions = np.arange(L)[None, :]
     stats = {"clipfrac": [], "approx_kl": [], "value_loss": []}
     for _ in range(n_epochs):
         perm = rng.permutation(B)
         for idx in np.array_split(perm, n_minibatches):
-            where = (prompt[idx][:, None], t_idx, prev[idx])  # состояния мини-батча, [b, L]
-            logits, m = theta[where], mask[idx]
-            logp_old = batch["logp"][idx]
-            if algo == "grpo":
-                loss_pi, dlogits = grpo_policy_loss(logits, tokens[idx], logp_old, batch["ref_logp"][idx],
-                                                    batch["adv"][idx], m, eps, beta)
+            # 1. состояния мини-батча s_t = (промпт, t, пред. токен) — индексы в таблицах theta и w, [b, L]
+            states = (batch["prompt"][idx][:, None], positions, batch["prev"][idx])
+            tokens, mb_mask, logp_old = batch["tokens"][idx], batch["mask"][idx], batch["logp"][idx]
+            if algo == "grpo":  # бонус: Â группы без нормировки, KL к π_ref в loss, критика нет
+                _, dlogits, pi_info = _actor_loss(theta[states], tokens, logp_old, batch["adv"][idx], mb_mask, eps,
+                                                  c_e=0.0, ref_logp=batch["ref_logp"][idx], beta=beta)
                 loss_v, dvalues = 0.0, np.zeros((len(idx), L))
             else:
-                adv = masked_normalize(batch["adv"][idx], m)
-                loss_pi, dlogits = policy_loss(logits, tokens[idx], logp_old, adv, m, eps, c_e)
-                loss_v, dvalues = critic_loss(w[where], batch["returns"][idx], m, c_v)
-            logp = np.take_along_axis(log_softmax(logits), tokens[idx][..., None], axis=-1)[..., 0]
-            ratio = np.exp(logp - logp_old)
-            n = m.sum()
-            stats["clipfrac"].append(float((m * (np.abs(ratio - 1) > eps)).sum() / n))
-            stats["approx_kl"].append(float((m * (logp_old - logp)).sum() / n))
-            stats["value_loss"].append(loss_v)
-            g_theta, g_w = np.zeros_like(theta), np.zeros_like(w)
-            np.add.at(g_theta, where, dlogits)
-            np.add.at(g_w, where, dvalues)
+                # 2. Â нормируется по настоящим токенам мини-батча
+                adv = masked_normalize(batch["adv"][idx], mb_mask)
+                # 3. policy_loss (его тело _actor_loss отдаёт и pi_info) с logp_old из батча; critic_loss с целями R̂_t
+                _, dlogits, pi_info = _actor_loss(theta[states], tokens, logp_old, adv, mb_mask, eps, c_e=c_e)
+                loss_v, dvalues = critic_loss(w[states], batch["returns"][idx], mb_mask, c_v)
+            # 4. градиенты по логитам и V — в таблицы; np.add.at складывает вклады повторов одного состояния
+            grad_theta, grad_w = np.zeros_like(theta), np.zeros_like(w)
+            np.add.at(grad_theta, states, dlogits)
+            np.add.at(grad_w, states, dvalues)
+            # 5. шаг Adam; счётчик шагов продолжается между обновлениями
             opt["t"] += 1
-            theta, opt["m_theta"], opt["v_theta"] = adam_step(theta, g_theta, opt["m_theta"], opt["v_theta"],
+            theta, opt["m_theta"], opt["v_theta"] = adam_step(theta, grad_theta, opt["m_theta"], opt["v_theta"],
                                                               opt["t"], lr)
             if algo != "grpo":
-                w, opt["m_w"], opt["v_w"] = adam_step(w, g_w, opt["m_w"], opt["v_w"], opt["t"], lr)
+                w, opt["m_w"], opt["v_w"] = adam_step(w, grad_w, opt["m_w"], opt["v_w"], opt["t"], lr)
+            # 6. статистика — до шага: pi_info посчитан вместе с loss актора
+            stats["clipfrac"].append(pi_info["clipfrac"])
+            stats["approx_kl"].append(pi_info["approx_kl"])
+            stats["value_loss"].append(loss_v)
     return theta, w, opt, {k: float(np.mean(x)) for k, x in stats.items()}
     # END SOLUTION
 
@@ -314,11 +357,12 @@ def kl_and_entropy(logits, ref_logits, mask):
     """
     # BEGIN SOLUTION
     mask = np.asarray(mask, dtype=float)
-    logp, ref_logp = log_softmax(logits), log_softmax(ref_logits)
-    probs = np.exp(logp)
-    kl = (probs * (logp - ref_logp)).sum(axis=-1)  # KL(π ‖ π_ref) в каждом состоянии
-    entropy = -(probs * logp).sum(axis=-1)
-    return float((kl * mask).sum() / mask.shape[0]), float((entropy * mask).sum() / mask.sum())
+    logp_all, ref_logp_all = log_softmax(logits), log_softmax(ref_logits)  # [B, L, V]
+    probs = np.exp(logp_all)
+    kl = (probs * (logp_all - ref_logp_all)).sum(axis=-1)  # KL(π ‖ π_ref) = Σ_a π·(log π − log π_ref), [B, L]
+    entropy = -(probs * logp_all).sum(axis=-1)  # H(π(·|s)) = −Σ_a π·log π, [B, L]
+    kl_ref = (kl * mask).sum() / mask.shape[0]  # сумма по токенам ответа, среднее по B ответам
+    return float(kl_ref), float((entropy * mask).sum() / mask.sum())  # энтропия — среднее по настоящим токенам
     # END SOLUTION
 
 
@@ -361,30 +405,32 @@ def train(n_updates=40, seed=0, batch_size=64, algo="ppo", beta=0.02, gamma=1.0,
     # BEGIN SOLUTION
     rng = np.random.default_rng(seed)
     ref_theta = toy_lm.reference_theta()
-    theta = ref_theta.copy()
-    w = np.zeros(theta.shape[:3])
+    theta = ref_theta.copy()  # политика стартует копией SFT-модели π_ref
+    w = np.zeros(theta.shape[:3])  # критик: V(s_t) = w[p, t, prev]
     opt = init_optimizer(theta, w)
     history = []
     for update in range(1, n_updates + 1):
-        # ── 1. Батч ответов текущей политикой ──
+        # 1. промпты батча; у GRPO — группы по group_size ответов на один промпт
         if algo == "grpo":
             prompt_ids = np.repeat(rng.integers(toy_lm.N_PROMPTS, size=batch_size // group_size), group_size)
         else:
             prompt_ids = rng.integers(toy_lm.N_PROMPTS, size=batch_size)
+        # 2. ответы текущей политики (π_old этого обновления) и их оценки reward model
         batch = sample_answers(theta, w, ref_theta, prompt_ids, rng)
         scores = toy_lm.score_batch(prompt_ids, batch["tokens"])
         mask = batch["mask"]
-        # ── 2. Награды по токенам и GAE (или групповое преимущество GRPO) ──
-        if algo == "grpo":
+        # 3. преимущества Â_t и цели критика R̂_t
+        if algo == "grpo":  # групповое преимущество — на всех токенах ответа; критика нет
             batch["adv"] = grpo_advantages(scores, group_size)[:, None] * mask
             batch["returns"] = np.zeros_like(mask)
-        else:
+        else:  # награды по токенам (оценка в конце минус KL-штраф) и GAE
             rewards = token_rewards(scores, batch["logp"], batch["ref_logp"], mask, beta)
-            lam_b = lam if vapo_alpha is None else vapo_lambda(batch["lengths"], vapo_alpha)
-            batch["adv"], batch["returns"] = token_gae(rewards, batch["values"], mask, gamma, lam_b)
-        where = (prompt_ids[:, None], np.arange(mask.shape[1])[None, :], batch["prev"])
-        kl_ref, entropy = kl_and_entropy(theta[where], ref_theta[where], mask)
-        # ── 3. Эпохи PPO по мини-батчам ──
+            lams = lam if vapo_alpha is None else vapo_lambda(batch["lengths"], vapo_alpha)  # VAPO: своё λ у ответа
+            batch["adv"], batch["returns"] = token_gae(rewards, batch["values"], mask, gamma, lams)
+        # 4. мониторинг в состояниях батча — до обновления
+        states = (prompt_ids[:, None], np.arange(mask.shape[1])[None, :], batch["prev"])
+        kl_ref, entropy = kl_and_entropy(theta[states], ref_theta[states], mask)
+        # 5. эпохи PPO по мини-батчам; новые theta, w и opt идут в следующее обновление
         theta, w, opt, stats = ppo_update(theta, w, batch, rng, opt, lr, n_epochs, n_minibatches, eps, c_v, c_e,
                                           algo, beta)
         history.append({"update": update, "score": float(scores.mean()), "kl_ref": kl_ref, "entropy": entropy,
@@ -407,8 +453,9 @@ def grpo_advantages(scores, group_size, eps=1e-8):
     (оно достаётся всем его токенам). Группа из одинаковых оценок даёт нули.
     """
     # BEGIN SOLUTION
-    r = np.asarray(scores, dtype=float).reshape(-1, group_size)
-    return ((r - r.mean(axis=1, keepdims=True)) / (r.std(axis=1, keepdims=True) + eps)).reshape(-1)
+    groups = np.asarray(scores, dtype=float).reshape(-1, group_size)  # [B / group_size, group_size]
+    adv = (groups - groups.mean(axis=1, keepdims=True)) / (groups.std(axis=1, keepdims=True) + eps)
+    return adv.reshape(-1)
     # END SOLUTION
 
 
@@ -423,21 +470,8 @@ def grpo_policy_loss(logits, actions, logp_old, ref_logp, adv, mask, eps=0.2, be
     Возвращает (loss, dlogits). Подсказка: ∂k_t/∂log π_θ = 1 − π_ref/π_θ.
     """
     # BEGIN SOLUTION
-    logp_all = log_softmax(logits)
-    probs = np.exp(logp_all)
-    actions = np.asarray(actions, dtype=int)
-    mask, adv = np.asarray(mask, dtype=float), np.asarray(adv, dtype=float)
-    n = mask.sum()
-    logp = np.take_along_axis(logp_all, actions[..., None], axis=-1)[..., 0]
-    ratio = np.exp(logp - np.asarray(logp_old, dtype=float))
-    unclipped, clipped = ratio * adv, np.clip(ratio, 1 - eps, 1 + eps) * adv
-    log_ref_ratio = np.asarray(ref_logp, dtype=float) - logp
-    k3 = np.exp(log_ref_ratio) - log_ref_ratio - 1
-    loss = -(mask * (np.minimum(unclipped, clipped) - beta * k3)).sum() / n
-    d_logp = np.where(unclipped <= clipped, ratio * adv, 0.0) - beta * (1 - np.exp(log_ref_ratio))
-    onehot = np.zeros_like(probs)
-    np.put_along_axis(onehot, actions[..., None], 1.0, axis=-1)
-    return float(loss), -(mask * d_logp)[..., None] * (onehot - probs) / n
+    loss, dlogits, _ = _actor_loss(logits, actions, logp_old, adv, mask, eps, c_e=0.0, ref_logp=ref_logp, beta=beta)
+    return loss, dlogits
     # END SOLUTION
 
 

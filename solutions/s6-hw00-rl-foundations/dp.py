@@ -78,7 +78,7 @@ def solve_bellman(P, R, policy, gamma):
     if np.linalg.cond(system) > 1e12:
         raise ValueError("система (I − γP_π)V = r_π вырождена: при γ = 1 у поглощающих состояний ценность не "
                          "определяется ею однозначно; используйте policy_evaluation")
-    return np.linalg.solve(system, r_pi)
+    return np.linalg.solve(system, r_pi)  # V^π = (I − γP_π)⁻¹ r_π
     # END SOLUTION
 
 
@@ -99,12 +99,12 @@ def policy_evaluation(P, R, policy, gamma, tol=1e-10):
     """
     # BEGIN SOLUTION
     P, R, policy = _validated(P, R, policy)
-    P_pi = np.einsum("sa,sat->st", policy, P)
-    r_pi = np.sum(policy * R, axis=1)
-    V = np.zeros(len(r_pi))
+    P_pi = np.einsum("sa,sat->st", policy, P)  # P_π[s, s'] = Σ_a π(a|s) P[s, a, s']
+    r_pi = np.sum(policy * R, axis=1)  # r_π[s] = Σ_a π(a|s) R[s, a]
+    V = np.zeros(len(r_pi))  # V_0 = 0
     while True:
         V_new = r_pi + gamma * P_pi @ V  # V_{k+1} = r_π + γ P_π V_k
-        if np.max(np.abs(V_new - V)) < tol:
+        if np.max(np.abs(V_new - V)) < tol:  # max_s |V_{k+1}(s) − V_k(s)| < tol
             return V_new
         V = V_new
     # END SOLUTION
@@ -139,13 +139,13 @@ def value_iteration(P, R, gamma, tol=1e-10):
     """
     # BEGIN SOLUTION
     P, R, _ = _validated(P, R)
-    V = np.zeros(P.shape[0])
+    V = np.zeros(P.shape[0])  # V_0 = 0
     while True:
         V_new = q_from_v(P, R, V, gamma).max(axis=1)  # V_{k+1}(s) = max_a Q_k(s, a)
         if np.max(np.abs(V_new - V)) < tol:
             break
         V = V_new
-    return V_new, _greedy(q_from_v(P, R, V_new, gamma))
+    return V_new, _greedy(q_from_v(P, R, V_new, gamma))  # π(s) = argmax_a Q(s, a) по последнему V
     # END SOLUTION
 
 
@@ -170,10 +170,10 @@ def policy_iteration(P, R, gamma):
     # BEGIN SOLUTION
     P, R, _ = _validated(P, R)
     S, A = R.shape
-    policy = np.full((S, A), 1.0 / A)
+    policy = np.full((S, A), 1.0 / A)  # случайная политика: все π(a|s) = 1/A
     while True:
-        V = solve_bellman(P, R, policy, gamma) if gamma < 1 else policy_evaluation(P, R, policy, gamma)
-        improved = _greedy(q_from_v(P, R, V, gamma))  # π'(s) = argmax_a Q^π(s, a)
+        V = solve_bellman(P, R, policy, gamma) if gamma < 1 else policy_evaluation(P, R, policy, gamma)  # 1. V^π
+        improved = _greedy(q_from_v(P, R, V, gamma))  # 2. π'(s) = argmax_a Q^π(s, a)
         if np.array_equal(improved, policy):
             return V, policy
         policy = improved

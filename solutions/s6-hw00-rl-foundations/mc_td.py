@@ -61,12 +61,12 @@ def mc_prediction(episodes, n_states, gamma, first_visit=True, alpha=None):
     counts = np.zeros(n_states)
     for episode in episodes:
         states = [int(s) for s, _, _, _ in episode]
-        G = discounted_returns([r for _, r, _, _ in episode], gamma)
-        first = {}
+        G = discounted_returns([r for _, r, _, _ in episode], gamma)  # G_t каждого шага
+        first_t = {}  # s → шаг t первого посещения s в этом эпизоде
         for t, s in enumerate(states):
-            first.setdefault(s, t)
+            first_t.setdefault(s, t)
         for t, s in enumerate(states):
-            if first_visit and first[s] != t:
+            if first_visit and first_t[s] != t:
                 continue  # first-visit: не первое посещение s в этом эпизоде
             if alpha is None:
                 counts[s] += 1
@@ -101,6 +101,6 @@ def td0_prediction(episodes, n_states, alpha, gamma, V0=None, n_epochs=1):
         for episode in episodes:
             for s, r, s_next, terminated in episode:
                 target = r if terminated else r + gamma * V[s_next]  # конечное состояние не бутстрапим
-                V[s] += alpha * (target - V[s])  # V(s) ← V(s) + α·δ
+                V[s] += alpha * (target - V[s])  # V(s) ← V(s) + α·δ, δ = цель − V(s)
     return V
     # END SOLUTION

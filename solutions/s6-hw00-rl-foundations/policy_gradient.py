@@ -109,18 +109,18 @@ def reinforce_bandit(use_baseline, seed, steps=2000, lr=0.01):
     rng = np.random.default_rng(seed)
     means = np.array([10.0, 10.5, 9.5])
     theta = np.zeros(3)
-    b = 0.0
-    early = []
+    b = 0.0  # baseline: бегущее среднее награды
+    early_grads = []  # g_t первых 200 шагов — для дисперсии
     for t in range(steps):
         pi = softmax(theta)  # 1. π = softmax(θ)
         a = rng.choice(3, p=pi)  # 2. действие по текущей политике
         r = means[a] + rng.normal(0, 1)  # 3. шумная награда
         w = r - b if use_baseline else r  # 4. вес: r − b или r
-        g = w * grad_log_softmax(theta, a)  # g_t = w·(e_a − π)
+        g = w * grad_log_softmax(theta, a)  # 4. g_t = w·(e_a − π)
         if t < 200:
-            early.append(g)
+            early_grads.append(g)
         theta = theta + lr * g  # 5. подъём: θ ← θ + α·g_t
         b += 0.05 * (r - b)  # 6. бегущее среднее награды
-    grad_var = float(np.var(np.array(early), axis=0).sum())  # Σ_a Var(g_a) по первым 200 шагам
+    grad_var = float(np.var(np.array(early_grads), axis=0).sum())  # Σ_a Var(g_a) по первым 200 шагам
     return pi, grad_var
     # END SOLUTION

@@ -63,9 +63,9 @@ def ppo_clip_objective(logp_new, logp_old, adv, eps=0.2):
     Пять случаев урока (ε = 0.2): ρ = [1.1, 1.5, 0.5, 0.7, 1.5], Â = [1, 1, 1, −1, −1] → ≈ 0.1.
     """
     # BEGIN SOLUTION
-    ratio = np.exp(np.asarray(logp_new, dtype=float) - np.asarray(logp_old, dtype=float))  # ρ_t
+    ratio = np.exp(np.asarray(logp_new, dtype=float) - np.asarray(logp_old, dtype=float))  # ρ_t = π_θ / π_old
     adv = np.asarray(adv, dtype=float)
-    clipped = np.clip(ratio, 1 - eps, 1 + eps) * adv
+    clipped = np.clip(ratio, 1 - eps, 1 + eps) * adv  # clip(ρ_t, 1−ε, 1+ε)·Â_t
     return float(np.mean(np.minimum(ratio * adv, clipped)))  # пессимистичный вариант: min
     # END SOLUTION
 
@@ -100,9 +100,10 @@ def ppo_loss(logp_new, logp_old, adv, values_pred, returns, entropy, eps=0.2, c_
     """
     # BEGIN SOLUTION
     policy_objective = ppo_clip_objective(logp_new, logp_old, adv, eps)
-    errors = np.asarray(values_pred, dtype=float) - np.asarray(returns, dtype=float)
+    errors = np.asarray(values_pred, dtype=float) - np.asarray(returns, dtype=float)  # V_pred − R̂
     value_loss = np.mean(errors ** 2)  # MSE критика
-    return float(-policy_objective + c_v * value_loss - c_e * np.mean(np.asarray(entropy, dtype=float)))
+    entropy_bonus = np.mean(np.asarray(entropy, dtype=float))  # mean(H)
+    return float(-policy_objective + c_v * value_loss - c_e * entropy_bonus)
     # END SOLUTION
 
 
@@ -131,14 +132,14 @@ def gae_with_boundaries(rewards, values, next_values, terminated, truncated, gam
     v = np.asarray(values, dtype=float)
     v_next = np.asarray(next_values, dtype=float)
     term = np.asarray(terminated, dtype=bool)
-    done = term | np.asarray(truncated, dtype=bool)
-    delta = r + gamma * v_next * (~term) - v
+    done = term | np.asarray(truncated, dtype=bool)  # эпизод кончился на шаге t: terminated или truncated
+    delta = r + gamma * v_next * (~term) - v  # δ_t = r_t + γ·V(s_{t+1})·(1 − terminated_t) − V(s_t)
     advantages = np.zeros_like(delta)
-    running = np.zeros_like(delta[0])
+    running = np.zeros_like(delta[0])  # Â_{t+1}: после последнего шага батча 0
     for t in reversed(range(len(delta))):
-        running = delta[t] + gamma * lam * running * (~done[t])
+        running = delta[t] + gamma * lam * running * (~done[t])  # Â_t = δ_t + γλ·(1 − done_t)·Â_{t+1}
         advantages[t] = running
-    return advantages, advantages + v
+    return advantages, advantages + v  # R̂_t = Â_t + V(s_t)
     # END SOLUTION
 
 
@@ -158,6 +159,6 @@ def clipped_value_loss(values_pred, values_old, returns, eps=0.2):
     v = np.asarray(values_pred, dtype=float)
     v_old = np.asarray(values_old, dtype=float)
     ret = np.asarray(returns, dtype=float)
-    v_clip = v_old + np.clip(v - v_old, -eps, eps)
-    return float(0.5 * np.mean(np.maximum((v - ret) ** 2, (v_clip - ret) ** 2)))
+    v_clip = v_old + np.clip(v - v_old, -eps, eps)  # V_clip = V_old + clip(V_pred − V_old, −ε, ε)
+    return float(0.5 * np.mean(np.maximum((v - ret) ** 2, (v_clip - ret) ** 2)))  # max — пессимистичный вариант
     # END SOLUTION

@@ -2,30 +2,37 @@
 prompt is the same, and there is nothing to explore."""
 import numpy as np
 
+import toy_lm
+
 
 def sample_answers(theta, w, ref_theta, prompt_ids, rng):
     prompt = np.asarray(prompt_ids, dtype=int)
-    B, L = len(prompt), theta.shape[1]
+    B, L, n_vocab = len(prompt), theta.shape[1], theta.shape[-1]
     rows = np.arange(B)
-    out = {name: np.zeros((B, L)) for name in ("mask", "logp", "ref_logp", "values")}
     tokens = np.full((B, L), toy_lm.EOS)
     prev = np.full((B, L), toy_lm.EOS)
+    mask, logp, ref_logp, values = (np.zeros((B, L)) for _ in range(4))
     alive = np.ones(B, dtype=bool)  # ответ ещё не закончился
-    prev_tok = np.full(B, toy_lm.BOS)
+    prev_token = np.full(B, toy_lm.BOS)  # токен перед позицией t в каждом ответе
     for t in range(L):
-        logp_all = log_softmax(theta[prompt, t, prev_tok])  # [B, V]
-        cdf = np.cumsum(np.exp(logp_all), axis=1)
-        a = np.argmax(logp_all, axis=1)
-        a = np.where(alive, a, toy_lm.EOS)
-        tokens[:, t], prev[:, t] = a, np.where(alive, prev_tok, toy_lm.EOS)
-        out["mask"][:, t] = alive
-        out["logp"][:, t] = np.where(alive, logp_all[rows, a], 0.0)
-        out["ref_logp"][:, t] = np.where(alive, log_softmax(ref_theta[prompt, t, prev_tok])[rows, a], 0.0)
-        out["values"][:, t] = np.where(alive, w[prompt, t, prev_tok], 0.0)
+        # 1. log π_θ(·|s_t) и log π_ref(·|s_t) в состоянии s_t = (промпт, t, предыдущий токен) каждого ответа
+        logp_all = log_softmax(theta[prompt, t, prev_token])  # [B, V]
+        ref_logp_all = log_softmax(ref_theta[prompt, t, prev_token])  # [B, V]
+        # 2. a_t ~ π_θ(·|s_t) обратной функцией распределения: первый токен, у которого cdf ≥ u, u ~ U[0, 1)
+        a = np.argmax(logp_all, axis=1)  # the mistake: the most probable token, not a sample
+        a = np.where(alive, a, toy_lm.EOS)  # после конца ответа — паддинг
+        # 3. записываем позицию t: у настоящих токенов mask = 1, log π_θ, log π_ref и V(s_t); на паддинге нули
+        tokens[:, t] = a
+        prev[:, t] = np.where(alive, prev_token, toy_lm.EOS)
+        mask[:, t] = alive
+        logp[:, t] = np.where(alive, logp_all[rows, a], 0.0)  # log π_θ(a_t|s_t)
+        ref_logp[:, t] = np.where(alive, ref_logp_all[rows, a], 0.0)  # log π_ref(a_t|s_t)
+        values[:, t] = np.where(alive, w[prompt, t, prev_token], 0.0)  # V(s_t)
+        # 4. ответ кончается своим EOS
         alive = alive & (a != toy_lm.EOS)
-        prev_tok = a
-    out.update(prompt=prompt.copy(), tokens=tokens, prev=prev, lengths=out["mask"].sum(axis=1).astype(int))
-    return out
+        prev_token = a
+    return {"prompt": prompt.copy(), "tokens": tokens, "prev": prev, "mask": mask,
+            "lengths": mask.sum(axis=1).astype(int), "logp": logp, "ref_logp": ref_logp, "values": values}
 
 
 CAUGHT_BY = ["test_sample_answers_distribution"]

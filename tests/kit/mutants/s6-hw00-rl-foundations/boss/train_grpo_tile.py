@@ -8,30 +8,33 @@ def train(n_updates=40, seed=0, batch_size=64, algo="ppo", beta=0.02, gamma=1.0,
           n_minibatches=4, eps=0.2, c_v=0.5, c_e=0.01, group_size=8, vapo_alpha=None, log_every=5):
     rng = np.random.default_rng(seed)
     ref_theta = toy_lm.reference_theta()
-    theta = ref_theta.copy()
-    w = np.zeros(theta.shape[:3])
+    theta = ref_theta.copy()  # политика стартует копией SFT-модели π_ref
+    w = np.zeros(theta.shape[:3])  # критик: V(s_t) = w[p, t, prev]
     opt = init_optimizer(theta, w)
     history = []
     for update in range(1, n_updates + 1):
-        # ── 1. Батч ответов текущей политикой ──
+        # 1. промпты батча; у GRPO — группы по group_size ответов на один промпт
         if algo == "grpo":
+            # the mistake
             prompt_ids = np.tile(rng.integers(toy_lm.N_PROMPTS, size=batch_size // group_size), group_size)
         else:
             prompt_ids = rng.integers(toy_lm.N_PROMPTS, size=batch_size)
+        # 2. ответы текущей политики (π_old этого обновления) и их оценки reward model
         batch = sample_answers(theta, w, ref_theta, prompt_ids, rng)
         scores = toy_lm.score_batch(prompt_ids, batch["tokens"])
         mask = batch["mask"]
-        # ── 2. Награды по токенам и GAE (или групповое преимущество GRPO) ──
-        if algo == "grpo":
+        # 3. преимущества Â_t и цели критика R̂_t
+        if algo == "grpo":  # групповое преимущество — на всех токенах ответа; критика нет
             batch["adv"] = grpo_advantages(scores, group_size)[:, None] * mask
             batch["returns"] = np.zeros_like(mask)
-        else:
+        else:  # награды по токенам (оценка в конце минус KL-штраф) и GAE
             rewards = token_rewards(scores, batch["logp"], batch["ref_logp"], mask, beta)
-            lam_b = lam if vapo_alpha is None else vapo_lambda(batch["lengths"], vapo_alpha)
-            batch["adv"], batch["returns"] = token_gae(rewards, batch["values"], mask, gamma, lam_b)
-        where = (prompt_ids[:, None], np.arange(mask.shape[1])[None, :], batch["prev"])
-        kl_ref, entropy = kl_and_entropy(theta[where], ref_theta[where], mask)
-        # ── 3. Эпохи PPO по мини-батчам ──
+            lams = lam if vapo_alpha is None else vapo_lambda(batch["lengths"], vapo_alpha)  # VAPO: своё λ у ответа
+            batch["adv"], batch["returns"] = token_gae(rewards, batch["values"], mask, gamma, lams)
+        # 4. мониторинг в состояниях батча — до обновления
+        states = (prompt_ids[:, None], np.arange(mask.shape[1])[None, :], batch["prev"])
+        kl_ref, entropy = kl_and_entropy(theta[states], ref_theta[states], mask)
+        # 5. эпохи PPO по мини-батчам; новые theta, w и opt идут в следующее обновление
         theta, w, opt, stats = ppo_update(theta, w, batch, rng, opt, lr, n_epochs, n_minibatches, eps, c_v, c_e,
                                           algo, beta)
         history.append({"update": update, "score": float(scores.mean()), "kl_ref": kl_ref, "entropy": entropy,
