@@ -129,7 +129,7 @@ def exact_stats(theta, ref_theta=None) -> dict:
     t_idx = np.arange(MAX_LEN)[None, :]
     mean_score, kl = 0.0, 0.0
     for p in range(N_PROMPTS):
-        def seq_logp(table):
+        def seq_logp(table, p=p):
             z = table[p, t_idx, prev]  # [N, L, V]
             z = z - z.max(axis=-1, keepdims=True)
             logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))

@@ -10,4 +10,3 @@ def adam_step(param, grad, m, v, t, lr, beta1=0.9, beta2=0.999, eps=1e-8):
     return np.asarray(param, dtype=float) - lr * m_hat / np.sqrt(v_hat + eps), m, v
 
 
-CAUGHT_BY = ["test_adam_step"]

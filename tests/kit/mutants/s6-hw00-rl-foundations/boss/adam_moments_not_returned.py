@@ -9,4 +9,3 @@ def ppo_update(theta, w, batch, rng, opt, *args, **kwargs):
     return theta, w, dict(opt, t=new_opt["t"]), stats
 
 
-CAUGHT_BY = ["test_ppo_update_replay"]

@@ -16,4 +16,3 @@ def ppo_update(theta, w, batch, rng, opt, *args, **kwargs):
         module["masked_normalize"] = keep
 
 
-CAUGHT_BY = ["test_ppo_update_replay"]

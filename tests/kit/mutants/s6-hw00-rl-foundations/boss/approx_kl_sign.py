@@ -7,4 +7,3 @@ def _actor_loss(*args, **kwargs):
     return loss, dlogits, dict(pi_info, approx_kl=-pi_info["approx_kl"])  # the mistake: mean(log π_θ − logp_old)
 
 
-CAUGHT_BY = ["test_ppo_update_replay"]

@@ -8,7 +8,7 @@ def _actor_loss(logits, actions, logp_old, adv, mask, eps=0.2, c_e=0.01, ref_log
     loss, dlogits, pi_info = _reference_actor_loss(logits, actions, logp_old, adv, mask, eps, c_e, ref_logp, beta)
     logp = np.take_along_axis(log_softmax(logits), np.asarray(actions)[..., None], axis=-1)[..., 0]  # noqa: F821
     ratio = np.exp(logp - logp_old)  # ρ_t at every position
-    return loss, dlogits, dict(pi_info, clipfrac=float(np.mean(np.abs(ratio - 1) > eps)))  # the mistake: padding counted
+    # the mistake: padding counted
+    return loss, dlogits, dict(pi_info, clipfrac=float(np.mean(np.abs(ratio - 1) > eps)))
 
 
-CAUGHT_BY = ["test_ppo_update_replay"]

@@ -9,4 +9,3 @@ def critic_loss(values_pred, returns, mask, c_v=0.5):
     return float(c_v * (err ** 2).sum() / n), c_v * err / n
 
 
-CAUGHT_BY = ["test_critic_loss_gradient"]

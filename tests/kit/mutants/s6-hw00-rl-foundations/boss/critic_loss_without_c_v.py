@@ -9,4 +9,3 @@ def critic_loss(values_pred, returns, mask, c_v=0.5):
     return float((err ** 2).sum() / n), 2 * err / n  # ∂/∂V (V − R̂)² = 2(V − R̂)
 
 
-CAUGHT_BY = ["test_critic_loss_gradient"]

@@ -8,4 +8,3 @@ def ppo_update(theta, w, batch, rng, opt, *args, **kwargs):
     return _reference_ppo_update(theta, w, dict(batch, returns=batch["adv"]), rng, opt, *args, **kwargs)
 
 
-CAUGHT_BY = ["test_ppo_update_replay"]

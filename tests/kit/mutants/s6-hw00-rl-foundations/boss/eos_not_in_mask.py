@@ -12,4 +12,3 @@ def sample_answers(theta, w, ref_theta, prompt_ids, rng):
     return batch
 
 
-CAUGHT_BY = ["test_sample_answers_consistent"]

@@ -19,4 +19,3 @@ def token_gae(rewards, values, mask, gamma=1.0, lam=0.95):
     return adv, (adv + v) * mask
 
 
-CAUGHT_BY = ["test_token_gae_hand_made"]

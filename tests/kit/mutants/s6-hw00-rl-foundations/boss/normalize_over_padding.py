@@ -7,4 +7,3 @@ def masked_normalize(x, mask, eps=1e-8):
     return (x - x.mean()) / (x.std() + eps) * mask
 
 
-CAUGHT_BY = ["test_masked_normalize", "test_ppo_update_replay"]

@@ -45,4 +45,3 @@ def ppo_update(theta, w, batch, rng, opt, lr=0.05, n_epochs=4, n_minibatches=4, 
     return theta, w, opt, {k: float(np.mean(x)) for k, x in stats.items()}
 
 
-CAUGHT_BY = ["test_ppo_update_replay", "test_train_deterministic_and_monitoring"]

@@ -39,4 +39,3 @@ def sample_answers(theta, w, ref_theta, prompt_ids, rng):
             "logp": logp, "ref_logp": ref_logp, "values": values}
 
 
-CAUGHT_BY = ["test_sample_answers_consistent"]

@@ -37,4 +37,3 @@ def sample_answers(theta, w, ref_theta, prompt_ids, rng):
             "lengths": mask.sum(axis=1).astype(int), "logp": logp, "ref_logp": ref_logp, "values": values}
 
 
-CAUGHT_BY = ["test_sample_answers_consistent"]

@@ -9,4 +9,3 @@ def token_rewards(scores, logp, ref_logp, mask, beta):
     return rewards
 
 
-CAUGHT_BY = ["test_token_rewards_hand_made", "test_token_rewards_random"]

@@ -1,6 +1,7 @@
 """train calls ppo_update(theta, w, batch, rng, opt) without its lr, epochs, minibatches, ε, c_v, c_e:
 train(eps=0.1, ...) silently trains with ppo_update's defaults."""
 import numpy as np
+
 import toy_lm
 
 
@@ -44,4 +45,3 @@ def train(n_updates=40, seed=0, batch_size=64, algo="ppo", beta=0.02, gamma=1.0,
     return history
 
 
-CAUGHT_BY = ["test_train_replay"]

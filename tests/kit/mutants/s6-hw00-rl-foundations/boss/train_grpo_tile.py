@@ -1,6 +1,7 @@
 """GRPO groups built with np.tile instead of np.repeat: each group of group_size answers spans
 group_size different prompts, so the baseline is the mean over other prompts' answers."""
 import numpy as np
+
 import toy_lm
 
 
@@ -46,4 +47,3 @@ def train(n_updates=40, seed=0, batch_size=64, algo="ppo", beta=0.02, gamma=1.0,
     return history
 
 
-CAUGHT_BY = ["test_train_grpo"]

@@ -6,4 +6,3 @@ def train(*args, beta=0.02, **kwargs):
     return _reference_train(*args, beta=0.0, **kwargs)
 
 
-CAUGHT_BY = ["test_train_strong_kl_penalty"]

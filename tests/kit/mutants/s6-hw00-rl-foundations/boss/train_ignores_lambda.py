@@ -1,6 +1,7 @@
 """train calls token_gae without its gamma and lam (`token_gae(rewards, batch["values"], mask)`): the defaults
 γ = 1, λ = 0.95 happen to be train's defaults too, so train(lam=0.5) silently trains with λ = 0.95."""
 import numpy as np
+
 import toy_lm
 
 
@@ -45,4 +46,3 @@ def train(n_updates=40, seed=0, batch_size=64, algo="ppo", beta=0.02, gamma=1.0,
     return history
 
 
-CAUGHT_BY = ["test_train_uses_its_arguments"]

@@ -1,6 +1,7 @@
 """train measures kl_ref and entropy after ppo_update, with the new policy, instead of in the batch's
 states before the update."""
 import numpy as np
+
 import toy_lm
 
 
@@ -44,4 +45,3 @@ def train(n_updates=40, seed=0, batch_size=64, algo="ppo", beta=0.02, gamma=1.0,
     return history
 
 
-CAUGHT_BY = ["test_train_replay"]

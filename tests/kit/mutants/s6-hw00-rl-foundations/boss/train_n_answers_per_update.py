@@ -1,6 +1,7 @@
 """train records n_answers as the answers of this update only, not the running total its docstring
 promises (the benchmark's answers-to-goal count reads it)."""
 import numpy as np
+
 import toy_lm
 
 
@@ -45,4 +46,3 @@ def train(n_updates=40, seed=0, batch_size=64, algo="ppo", beta=0.02, gamma=1.0,
     return history
 
 
-CAUGHT_BY = ["test_train_replay"]

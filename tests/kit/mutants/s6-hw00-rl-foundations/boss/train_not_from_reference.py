@@ -1,5 +1,6 @@
 """train starts the policy from a zero table (a uniform policy) instead of a copy of the SFT model."""
 import numpy as np
+
 import toy_lm
 
 
@@ -44,4 +45,3 @@ def train(n_updates=40, seed=0, batch_size=64, algo="ppo", beta=0.02, gamma=1.0,
     return history
 
 
-CAUGHT_BY = ["test_train_replay"]

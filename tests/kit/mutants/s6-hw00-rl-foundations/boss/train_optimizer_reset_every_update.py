@@ -1,6 +1,7 @@
 """train creates Adam's state afresh in every update (init_optimizer inside the loop): the step counter
 restarts at 0 and the moments at zero each time."""
 import numpy as np
+
 import toy_lm
 
 
@@ -46,4 +47,3 @@ def train(n_updates=40, seed=0, batch_size=64, algo="ppo", beta=0.02, gamma=1.0,
     return history
 
 
-CAUGHT_BY = ["test_train_replay"]
