@@ -74,7 +74,8 @@ class PartResult:
         return sum(c.passed for c in self.checks)
 
 
-PYTEST_FLAGS = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-o", "addopts=", "--rootdir", str(ROOT),
+# --tb=native: a failure's traceback (shown with -v) as Python prints it; pytest's own style costs ~50 ms a failure
+PYTEST_FLAGS = ["-q", "--tb=native", "-p", "no:cacheprovider", "-p", "no:randomly", "-o", "addopts=", "--rootdir", str(ROOT),
                 "-c", str(ROOT / "pyproject.toml"), "--no-header"]
 _FIELDS = ("nodeid", "name", "title", "outcome", "kind", "message", "traceback", "weight", "bonus", "functions")
 SILENCE_LIMIT = 120.0  # s without any event from the pytest process (beyond the per-check limit): it is stuck
