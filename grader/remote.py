@@ -21,6 +21,7 @@ import pickle
 import queue
 import re
 import secrets
+import select
 import shutil
 import subprocess
 import sys
@@ -99,13 +100,17 @@ class BadAnswer(Exception):
 # ---- the worker process -------------------------------------------------------------------------------
 
 class _Process:
-    """One worker: a child process, a pipe each way, a thread turning its answers into a queue."""
+    """One worker: a child process and a pipe each way. Its answers are read with a deadline: on POSIX directly
+    from the pipe (select), elsewhere through a reading thread and a queue."""
 
     def __init__(self, cmd: list[str], env: dict, cwd: str, hello: bytes):
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      cwd=cwd, env=env, start_new_session=True)
-        self.answers: queue.Queue = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        self.pending = bytearray()  # bytes read from the pipe and not yet part of an answer
+        self.answers: queue.Queue | None = None
+        if os.name != "posix":  # no select() on Windows pipes
+            self.answers = queue.Queue()
+            threading.Thread(target=self._read, daemon=True).start()
         self.send(hello)
 
     def _read(self) -> None:
@@ -128,13 +133,42 @@ class _Process:
 
     def receive(self, seconds: float):
         """The next answer (decoded), None when the worker ended, or TimeoutError."""
-        try:
-            frame = self.answers.get(timeout=max(seconds, 0.0))
-        except queue.Empty:
-            raise TimeoutError from None
-        if isinstance(frame, Exception):
-            raise wire.WireError(str(frame))
+        if self.answers is not None:
+            try:
+                frame = self.answers.get(timeout=max(seconds, 0.0))
+            except queue.Empty:
+                raise TimeoutError from None
+            if isinstance(frame, Exception):
+                raise wire.WireError(str(frame))
+        else:
+            frame = self._frame(time.monotonic() + max(seconds, 0.0))
         return None if frame is None else wire.decode(frame)
+
+    def _frame(self, deadline: float) -> bytes | None:
+        head = wire.FRAME_HEAD.size
+        if not self._fill(head, deadline):
+            return None
+        (n,) = wire.FRAME_HEAD.unpack_from(self.pending)
+        if n > wire.MAX_FRAME + 64:
+            raise wire.WireError(f"кадр длиной {n} байт больше предела")
+        if not self._fill(head + n, deadline):
+            raise wire.WireError("поток оборвался посреди кадра")
+        frame = bytes(self.pending[head:head + n])
+        del self.pending[:head + n]
+        return frame
+
+    def _fill(self, n: int, deadline: float) -> bool:
+        """Read until ``n`` bytes are pending (True), or the pipe ends (False); TimeoutError past ``deadline``."""
+        fd = self.proc.stdout.fileno()
+        while len(self.pending) < n:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+                raise TimeoutError
+            chunk = os.read(fd, max(n - len(self.pending), 1 << 16))
+            if not chunk:
+                return False
+            self.pending += chunk
+        return True
 
     def kill(self) -> None:
         try:

@@ -74,9 +74,10 @@ class PartResult:
         return sum(c.passed for c in self.checks)
 
 
-# --tb=native: a failure's traceback (shown with -v) as Python prints it; pytest's own style costs ~50 ms a failure
-PYTEST_FLAGS = ["-q", "--tb=native", "-p", "no:cacheprovider", "-p", "no:randomly", "-o", "addopts=", "--rootdir", str(ROOT),
-                "-c", str(ROOT / "pyproject.toml"), "--no-header"]
+# --tb=native: a failure's traceback (shown with -v) as Python prints it; pytest's own style costs ~50 ms a failure;
+# --assert=plain: graded checks explain themselves (grader.checks), so no assertion rewriting (~0.5 s a process)
+PYTEST_FLAGS = ["-q", "--tb=native", "--assert=plain", "-p", "no:cacheprovider", "-p", "no:randomly",
+                "-o", "addopts=", "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"), "--no-header"]
 _FIELDS = ("nodeid", "name", "title", "outcome", "kind", "message", "traceback", "weight", "bonus", "functions")
 SILENCE_LIMIT = 120.0  # s without any event from the pytest process (beyond the per-check limit): it is stuck
 
@@ -112,8 +113,7 @@ def notes(records: list[dict]) -> list[str]:
 
 
 def _child_env(token: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env = dict(os.environ)  # bytecode of the kit's own modules may be cached: no student module is imported here
     # no third-party pytest plugins: whatever is installed on the machine, the checks run the same way
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))

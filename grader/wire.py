@@ -296,7 +296,7 @@ def generator_from_state(state: Any) -> np.random.Generator:
 
 # ---- frames on a byte stream ------------------------------------------------------------------------
 
-_LENGTH = struct.Struct("<Q")
+FRAME_HEAD = _LENGTH = struct.Struct("<Q")  # the length of the frame that follows
 
 
 def write_frame(stream, payload: bytes) -> None:

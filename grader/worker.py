@@ -36,46 +36,56 @@ from grader.loading import FolderImplementation, MissingFunction, ModuleLoadErro
 _MUTABLE = (np.ndarray, list, dict, np.random.Generator, bytearray)
 
 
-class Journaled:
-    """Stands for one of the kit's objects (an environment) inside a call: every method call and attribute
-    assignment is recorded, so that the grading process can replay them on its own object."""
+_RECORDING: dict[type, type] = {}  # a kit class -> its subclass that records the public method calls
 
-    __slots__ = ("_hw_obj", "_hw_journal", "_hw_path", "_hw_kit")
 
-    def __init__(self, obj, journal: list, path: tuple, kit: frozenset):
-        object.__setattr__(self, "_hw_obj", obj)
-        object.__setattr__(self, "_hw_journal", journal)
-        object.__setattr__(self, "_hw_path", path)
-        object.__setattr__(self, "_hw_kit", kit)
+def journal(obj, calls: list, path: tuple, kit: frozenset, seen: set | None = None, depth: list | None = None):
+    """Make ``obj`` (one of the kit's objects: an environment) and the kit objects it holds (its spaces, a wrapped
+    environment) record every public method call the student's code makes on them into ``calls`` as ``(path,
+    method, args, kwargs)``, for the grading process to replay on its own object. Calls the kit's methods make
+    inside such a call are not recorded (the replay makes them again). The object's class is swapped for a
+    recording subclass: a call costs one more frame."""
+    seen = set() if seen is None else seen
+    depth = [0] if depth is None else depth  # > 0 inside a recorded call: shared by the objects of one journal
+    if id(obj) in seen or not hasattr(obj, "__dict__"):
+        return
+    seen.add(id(obj))
+    cls = type(obj)
+    if cls not in _RECORDING:
+        _RECORDING[cls] = type(cls.__name__, (cls,), {"__module__": cls.__module__, "__qualname__": cls.__qualname__,
+                                                      **{name: _recording(name, method) for name, method in
+                                                         _public_methods(cls)}})
+    try:
+        obj.__dict__["_hwkit_record"] = (calls, path, depth)
+        obj.__class__ = _RECORDING[cls]
+    except TypeError:
+        return
+    for name, value in list(vars(obj).items()):
+        if not name.startswith("_") and _is_kit(value, kit):
+            journal(value, calls, path + (name,), kit, seen, depth)
 
-    def __getattr__(self, name):
-        value = getattr(self._hw_obj, name)
-        if isinstance(value, types.MethodType) and _is_kit(value.__self__, self._hw_kit):
-            return self._recorder(name, value)
-        if _is_kit(value, self._hw_kit):
-            if value is self._hw_obj:  # env.unwrapped and the like
-                return self
-            return Journaled(value, self._hw_journal, self._hw_path + (name,), self._hw_kit)
-        return value
 
-    def _recorder(self, name, method):
-        journal, path = self._hw_journal, self._hw_path
+def _public_methods(cls):
+    for name in dir(cls):
+        method = getattr(cls, name, None)
+        if not name.startswith("_") and isinstance(method, types.FunctionType):
+            yield name, method
 
-        def call(*args, **kwargs):
-            journal.append((path, name, args, kwargs))
-            return method(*args, **kwargs)
 
-        call.__name__ = name
-        return call
+def _recording(name: str, method):
+    def record(self, *args, **kwargs):
+        calls, path, depth = self.__dict__["_hwkit_record"]
+        if depth[0]:  # the kit's own call inside a recorded one
+            return method(self, *args, **kwargs)
+        calls.append((path, name, args, kwargs))
+        depth[0] += 1
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            depth[0] -= 1
 
-    def __setattr__(self, name, value):
-        raise AttributeError(f"среду нельзя менять присваиванием (env.{name} = ...): только reset() и step()")
-
-    def __repr__(self):
-        return repr(self._hw_obj)
-
-    def __len__(self):
-        return len(self._hw_obj)
+    record.__name__ = record.__qualname__ = name
+    return record
 
 
 def _is_kit(obj, kit: frozenset) -> bool:
@@ -129,9 +139,8 @@ class Worker:
 
     def _guest(self, value, key, journals: dict):
         if _is_kit(value, self.kit):
-            journal: list = []
-            journals[key] = journal
-            return Journaled(value, journal, (), self.kit)
+            journals[key] = []
+            journal(value, journals[key], (), self.kit)
         return value
 
     def _sync(self, args: list, kwargs: dict, before: dict, journals: dict, names: list | None) -> dict:
