@@ -3,7 +3,7 @@
     python benchmarks/feedback_quality.py [HW] [--part PART ...] [--mutant NAME ...] [--jobs 2] [--each] [--show]
 
 Every mutant of the kit's catalogue (``tests/kit/mutants/<hw>/<part>/<name>.py``: one typical wrong
-implementation, appended to a copy of the reference module as ``tests/kit/test_mutants.py`` does) is graded
+implementation, appended to a copy of the reference module as ``tests/kit/catalogue.py`` does) is graded
 on its whole part, all checks (as a student runs ``check.py HW PART``), and the
 feedback is rendered as the student reads it (``grader.report.scoreboard``). Per part it prints:
 

@@ -403,6 +403,16 @@ def find_submission(hw: Homework, folder: Path, graded: list[str]) -> Found:
     folders = {p.parent for p in modules.values()}
     helpers = [p for p in files if p.suffix == ".py" and p.parent in folders and p.stem not in part_modules
                and p.stem not in provided and p.stem != "conftest" and not p.stem.startswith("test_")]
+    remarks = _module_remarks(hw, folder, modules, graded, done, notebooks) + remarks
+    return Found("modules", modules=modules, helpers=helpers, remarks=remarks)
+
+
+def _module_remarks(hw: Homework, folder: Path, modules: dict[str, Path], graded: list[str], done: list[str],
+                    notebooks: list[Path]) -> list[str]:
+    """What the instructor's log says about the modules taken from a submission."""
+    def rel(p):
+        return p.relative_to(folder).as_posix()
+
     graded_modules = [hw.part(pid).module for pid in graded]
     by_folder: dict[str, list[str]] = {}
     for m in graded_modules:
@@ -410,8 +420,7 @@ def find_submission(hw: Homework, folder: Path, graded: list[str]) -> Found:
             by_folder.setdefault(rel(modules[m].parent) if modules[m].parent != folder else "", []).append(f"{m}.py")
     taken = "; ".join((f"{where}/: " if where else "") + ", ".join(names) for where, names in by_folder.items())
     missing = [f"{m}.py" for m in graded_modules if m not in modules]
-    remarks = [f"Проверены модули из отправки: {taken}." if taken else
-               "Модулей проверяемых частей в отправке нет."] + remarks
+    remarks = [f"Проверены модули из отправки: {taken}." if taken else "Модулей проверяемых частей в отправке нет."]
     if missing:
         remarks.append(f"Не найдены в отправке (их проверки не пройдены): {', '.join(missing)}.")
     if not done:
@@ -419,7 +428,7 @@ def find_submission(hw: Homework, folder: Path, graded: list[str]) -> Found:
     if notebooks:
         remarks.append(f"Тетрадка {rel(notebooks[0])} не проверялась: в отправке есть заполненные модули "
                        "(проверяется что-то одно).")
-    return Found("modules", modules=modules, helpers=helpers, remarks=remarks)
+    return remarks
 
 
 def _stage(hw: Homework, found: Found, scratch: Path) -> tuple[list[str], dict[str, str]]:

@@ -250,7 +250,17 @@ def _fill(match, params: dict) -> str:
         return str(params[name])
 
 
+_TITLE = pytest.StashKey[tuple]()
+
+
 def _title(item) -> tuple[str, float, bool]:
+    """(title, weight, bonus) of a check, worked out once and kept on the item."""
+    if _TITLE not in item.stash:
+        item.stash[_TITLE] = _work_out_title(item)
+    return item.stash[_TITLE]
+
+
+def _work_out_title(item) -> tuple[str, float, bool]:
     marker = item.get_closest_marker("check")
     if marker is None:
         doc = (getattr(item.obj, "__doc__", None) or "").strip().splitlines()

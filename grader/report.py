@@ -50,44 +50,12 @@ def scoreboard(hw: Homework, results: list[PartResult], source: str, rerun_prefi
         which = "" if not full else f" (часть {', '.join(r.part.id for r in part_runs)})"
         lines.append(f"Запущены только выбранные проверки{which}: баллы ниже — только за них, "
                      "оценки за часть здесь нет.")
-    lines.append("")
-    width = max([len(r.part.title) for r in results] + [8])
-    lines.append(f"  {'часть':<16} {'':<{width}}  {'проверки':>11}  {'баллы':>9}")
     worth = {r.part.id: _worth(r, (whole or {}).get(r.part.id)) for r in part_runs}
-    for r in results:
-        mark = "✓" if r.checks and not r.error and r.n_passed == len(r.checks) else "✗"
-        if r.part.id in partial_ids:
-            total = len((whole or {}).get(r.part.id) or [])
-            passed = f"{r.n_passed}/{len(r.checks)}" + (f" из {total}" if total else "")
-            got, out_of = worth[r.part.id]
-            pts = f"{_points(got, 2)}/{_points(out_of, 2)}" if out_of is not None else "—"
-        else:
-            passed = f"{r.n_passed}/{len(r.checks)}" if not r.error else "—"
-            pts = f"{_points(r.score)}/{_points(r.part.points)}"
-            if r.part.bonus_points:
-                pts += f" +{_points(r.bonus_score)}/{_points(r.part.bonus_points)} бонус"
-        lines.append(f"{mark} {r.part.id:<16} {r.part.title:<{width}}  {passed:>11}  {pts:>9}")
-    lines.append("")
+    lines += ["", *_table(results, partial_ids, worth, whole), ""]
     if full:
-        score, max_score, bonus, max_bonus = totals(full)
-        n_passed = sum(r.n_passed for r in full)
-        n_total = sum(len(r.checks) for r in full)
-        percent = 100 * score / max_score if max_score else 0.0
-        total = (f"Итого: {_points(score)} из {_points(max_score)} баллов ({percent:.0f}%), "
-                 f"проверок пройдено {n_passed} из {n_total}")
-        if max_bonus:
-            total += f"; бонус {_points(bonus)} из {_points(max_bonus)}"
-        lines.append(total)
+        lines.append(_total(full))
     if part_runs:
-        n_passed = sum(r.n_passed for r in part_runs)
-        n_total = sum(len(r.checks) for r in part_runs)
-        known = [worth[r.part.id] for r in part_runs if worth[r.part.id][1] is not None]
-        which = "" if not full else f" ({', '.join(r.part.id for r in part_runs)})"
-        text = f"Выбранные проверки{which}: пройдено {n_passed} из {n_total}"
-        if known and len(known) == len(part_runs):
-            text += (f", {_points(sum(g for g, _ in known), 2)} из {_points(sum(t for _, t in known), 2)} балла "
-                     "(не оценка за часть)")
-        lines.append(text)
+        lines.append(_selected_total(part_runs, worth, bool(full)))
     levels = sorted({r.confinement for r in results if r.confinement})
     if levels:
         lines.append(f"Ваш код выполнялся в отдельном процессе ({'; '.join(levels)}).")
@@ -101,6 +69,50 @@ def scoreboard(hw: Homework, results: list[PartResult], source: str, rerun_prefi
         else:
             lines += ["", "Все проверки пройдены. Отличная работа!"]
     return "\n".join(lines)
+
+
+def _table(results: list[PartResult], partial_ids: set[str], worth: dict, whole) -> list[str]:
+    """One row per part: checks passed and points (for a part run in part: the checks run and their worth)."""
+    width = max([len(r.part.title) for r in results] + [8])
+    rows = [f"  {'часть':<16} {'':<{width}}  {'проверки':>11}  {'баллы':>9}"]
+    for r in results:
+        mark = "✓" if r.checks and not r.error and r.n_passed == len(r.checks) else "✗"
+        if r.part.id in partial_ids:
+            total = len((whole or {}).get(r.part.id) or [])
+            passed = f"{r.n_passed}/{len(r.checks)}" + (f" из {total}" if total else "")
+            got, out_of = worth[r.part.id]
+            pts = f"{_points(got, 2)}/{_points(out_of, 2)}" if out_of is not None else "—"
+        else:
+            passed = f"{r.n_passed}/{len(r.checks)}" if not r.error else "—"
+            pts = f"{_points(r.score)}/{_points(r.part.points)}"
+            if r.part.bonus_points:
+                pts += f" +{_points(r.bonus_score)}/{_points(r.part.bonus_points)} бонус"
+        rows.append(f"{mark} {r.part.id:<16} {r.part.title:<{width}}  {passed:>11}  {pts:>9}")
+    return rows
+
+
+def _total(full: list[PartResult]) -> str:
+    score, max_score, bonus, max_bonus = totals(full)
+    n_passed = sum(r.n_passed for r in full)
+    n_total = sum(len(r.checks) for r in full)
+    percent = 100 * score / max_score if max_score else 0.0
+    total = (f"Итого: {_points(score)} из {_points(max_score)} баллов ({percent:.0f}%), "
+             f"проверок пройдено {n_passed} из {n_total}")
+    if max_bonus:
+        total += f"; бонус {_points(bonus)} из {_points(max_bonus)}"
+    return total
+
+
+def _selected_total(part_runs: list[PartResult], worth: dict, with_full: bool) -> str:
+    n_passed = sum(r.n_passed for r in part_runs)
+    n_total = sum(len(r.checks) for r in part_runs)
+    known = [worth[r.part.id] for r in part_runs if worth[r.part.id][1] is not None]
+    which = "" if not with_full else f" ({', '.join(r.part.id for r in part_runs)})"
+    text = f"Выбранные проверки{which}: пройдено {n_passed} из {n_total}"
+    if known and len(known) == len(part_runs):
+        text += (f", {_points(sum(g for g, _ in known), 2)} из {_points(sum(t for _, t in known), 2)} балла "
+                 "(не оценка за часть)")
+    return text
 
 
 def _worth(r: PartResult, every: list[dict] | None) -> tuple[float, float | None]:
