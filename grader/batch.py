@@ -22,7 +22,8 @@ from pathlib import Path
 from grader import confine, export
 from grader.homeworks import Homework, Part, UsageError
 from grader.report import scoreboard, totals
-from grader.runner import PartResult, run_parts
+from grader.results import PartResult
+from grader.runner import run_parts
 
 _IGNORED = {"__pycache__", ".ipynb_checkpoints", ".git", ".pytest_cache"}
 UNCONFINED_WARNING = (

@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 
 from grader.report import totals
-from grader.runner import PartResult
+from grader.results import PartResult
 
 _UNIT = 10_000  # check points are written with 4 decimals
 

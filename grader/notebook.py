@@ -82,7 +82,8 @@ def _run_in_process(hw, part, namespace: dict, selection: list[str] | None):
 
     from grader import plugin
     from grader.loading import working_directory
-    from grader.runner import PYTEST_FLAGS, PartResult, Reader, check_results, collection_error, notes
+    from grader.results import PartResult
+    from grader.runner import PYTEST_FLAGS, Reader, check_results, collection_error, notes
 
     started = time.perf_counter()
     result = PartResult(part)

@@ -8,7 +8,7 @@ from collections import OrderedDict
 from typing import Collection, Mapping
 
 from grader.homeworks import ROOT, Homework
-from grader.runner import CheckResult, PartResult
+from grader.results import CheckResult, PartResult
 
 
 def _points(x: float, digits: int = 1) -> str:

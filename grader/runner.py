@@ -19,60 +19,11 @@ import tempfile
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import confine, events
 from grader.homeworks import ROOT, Homework, Part
-
-
-@dataclass
-class CheckResult:
-    nodeid: str
-    name: str
-    title: str
-    outcome: str  # passed or failed
-    kind: str = ""  # for a failure: check, todo, error, timeout, hung (not run: the function hung before),
-    # crash (the worker died), load (the module did not load)
-    message: str = ""
-    traceback: str = ""
-    weight: float = 1.0
-    bonus: bool = False
-    functions: list[str] = field(default_factory=list)  # the student's functions the check called, first call first
-
-    @property
-    def passed(self) -> bool:
-        return self.outcome == "passed"
-
-
-@dataclass
-class PartResult:
-    part: Part
-    checks: list[CheckResult] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    error: str = ""  # the part could not be graded at all
-    seconds: float = 0.0
-    confinement: str = ""  # how the worker that ran the student's code was confined
-    forged: int = 0  # lines in the results channel without the grader's signature (ignored)
-
-    def _weights(self, bonus: bool) -> tuple[float, float]:
-        own = [c for c in self.checks if c.bonus == bonus]
-        return sum(c.weight for c in own if c.passed), sum(c.weight for c in own)
-
-    @property
-    def score(self) -> float:
-        got, total = self._weights(False)
-        return self.part.points * got / total if total else 0.0
-
-    @property
-    def bonus_score(self) -> float:
-        got, total = self._weights(True)
-        return self.part.bonus_points * got / total if total else 0.0
-
-    @property
-    def n_passed(self) -> int:
-        return sum(c.passed for c in self.checks)
-
+from grader.results import CheckResult, PartResult
 
 # --tb=native: a failure's traceback (shown with -v) as Python prints it; pytest's own style costs ~50 ms a failure;
 # --assert=plain: graded checks explain themselves (grader.checks), so no assertion rewriting (~0.5 s a process)

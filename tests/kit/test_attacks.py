@@ -94,13 +94,13 @@ _pytest.reports.TestReport.from_item_and_call = classmethod(lambda cls, item, ca
 """,
     "patched_grader_modules": """
 import sys as _sys
-import grader.checks, grader.explain, grader.runner
+import grader.checks, grader.explain, grader.results, grader.runner
 
 grader.checks.check_close = lambda got, expected, **kw: got
 grader.checks.check_float = lambda got, expected, **kw: got
 grader.checks.check_pair = lambda got, what, names=None: (got, got)
 grader.explain.explain = lambda exc, live=None: ("check", "")
-grader.runner.CheckResult.passed = property(lambda self: True)
+grader.results.CheckResult.passed = property(lambda self: True)
 for _name, _module in list(_sys.modules.items()):
     if _name.startswith("test_"):
         _module.check_close = grader.checks.check_close

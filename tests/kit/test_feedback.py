@@ -13,7 +13,7 @@ import pytest
 from catalogue import CASES, IDS
 from grader import homeworks, report
 from grader.checks import CheckFailure, check_close
-from grader.runner import CheckResult, PartResult
+from grader.results import CheckResult, PartResult
 from kit import HW
 
 RERUN = f"python homework/check.py {HW}"

@@ -1,0 +1,55 @@
+"""What grading found: one record per check and per part, shared by the runner that reads the checking process's
+events, the report a student reads, the exports for machines and batch grading."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from grader.homeworks import Part
+
+
+@dataclass
+class CheckResult:
+    nodeid: str
+    name: str
+    title: str
+    outcome: str  # passed or failed
+    kind: str = ""  # for a failure: check, todo, error, timeout, hung (not run: the function hung before),
+    # crash (the worker died), load (the module did not load)
+    message: str = ""
+    traceback: str = ""
+    weight: float = 1.0
+    bonus: bool = False
+    functions: list[str] = field(default_factory=list)  # the student's functions the check called, first call first
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "passed"
+
+
+@dataclass
+class PartResult:
+    part: Part
+    checks: list[CheckResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    error: str = ""  # the part could not be graded at all
+    seconds: float = 0.0
+    confinement: str = ""  # how the worker that ran the student's code was confined
+    forged: int = 0  # lines in the results channel without the grader's signature (ignored)
+
+    def _weights(self, bonus: bool) -> tuple[float, float]:
+        own = [c for c in self.checks if c.bonus == bonus]
+        return sum(c.weight for c in own if c.passed), sum(c.weight for c in own)
+
+    @property
+    def score(self) -> float:
+        got, total = self._weights(False)
+        return self.part.points * got / total if total else 0.0
+
+    @property
+    def bonus_score(self) -> float:
+        got, total = self._weights(True)
+        return self.part.bonus_points * got / total if total else 0.0
+
+    @property
+    def n_passed(self) -> int:
+        return sum(c.passed for c in self.checks)
