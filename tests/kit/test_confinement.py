@@ -10,10 +10,11 @@ import os
 import socket
 import textwrap
 import threading
+from pathlib import Path
 
 import pytest
 
-from grader import confine, homeworks
+from grader import confine, homeworks, remote
 from grader.homeworks import ROOT
 from grader.remote import Session
 from kit import HW, run_check
@@ -132,7 +133,10 @@ def test_worker_has_no_network(probed, listener):
 def test_worker_sees_no_other_process_nor_other_files(probed):
     _, seen, session = probed
     assert seen["processes"] == ["1"], seen["processes"]  # itself, as the first process of its namespace
-    assert seen["tmp"] == [session.tmp.name], seen["tmp"]  # a private /tmp: only the way to its own scratch folder
+    # a private /tmp: only the way to its own scratch folder (and to the kit or Python, when they live in /tmp)
+    shown = [Path(p) for p in remote._visible(session.hw)] + [session.tmp]
+    allowed = {p.relative_to("/tmp").parts[0] for p in shown if p.is_relative_to("/tmp") and p != Path("/tmp")}
+    assert set(seen["tmp"]) <= allowed and session.tmp.name in seen["tmp"], seen["tmp"]
     hw = homeworks.load(HW)
     provided = [p.name for p in hw.homework_dir.glob("*.py") if p.stem not in hw.modules]  # envs.py, plots.py, ...
     assert seen["cwd_files"] == sorted(["ppo.py", *provided]), seen["cwd_files"]
