@@ -11,7 +11,6 @@ import math
 from typing import Any, Mapping
 
 import numpy as np
-import pytest
 
 
 class CheckFailure(AssertionError):
@@ -20,6 +19,8 @@ class CheckFailure(AssertionError):
 
 def graded(title: str, *, weight: float = 1.0, bonus: bool = False):
     """Mark a test as a graded check. ``title`` may use the test's parameters: ``"курьер, λ = {lam}"``."""
+    import pytest  # here, not at the top: a worker imports this module for the test environments, never pytest
+
     return pytest.mark.check(title, weight=weight, bonus=bonus)
 
 
