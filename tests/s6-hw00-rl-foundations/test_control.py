@@ -361,9 +361,13 @@ def test_fork_time_limit(control, name):
         env = Recorder(TimeLimitFork())
         Q, _ = _run(control, name, env, 3, alpha=0.5, gamma=0.9, epsilon=0.0, seed=seed)
         lengths = [len(ep) for ep in env.episodes]
+        past_limit = any(step[5] and i + 1 < len(ep) for ep in env.episodes for i, step in enumerate(ep))
         check_that(lengths == [1, 1, 1], what=f"{name}(env, n_episodes=3) на развилке с лимитом шагов (seed = {seed})",
                    expected="3 эпизода по одному шагу: эпизод кончается и на terminated, и на truncated",
-                   got=f"длины эпизодов {lengths}", hint="while not (terminated or truncated): ...")
+                   got=f"длины эпизодов {lengths}" + ("\nПохоже на типичную ошибку: эпизод кончается только на "
+                                                      "terminated, а после truncated (лимит шагов) агент идёт "
+                                                      "дальше." if past_limit else ""),
+                   hint="while not (terminated or truncated): ...")
         (_, b1, r1, *_), = env.episodes[0]
         (_, a, _, *_), = env.episodes[1]
         (_, b3, r3, *_), = env.episodes[2]

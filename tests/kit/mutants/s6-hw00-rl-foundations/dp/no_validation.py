@@ -1,4 +1,5 @@
 """No input validation: P whose rows do not sum to 1 is accepted silently."""
+NAMED_BY = ["проверьте в начале функции, что P ≥ 0"]  # the hint that names this mistake in the first block
 import numpy as np
 
 
