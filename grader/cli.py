@@ -152,11 +152,6 @@ def _check_notebook(arg: str, hw) -> None:
                          f"укажите файл .ipynb, сохранённый из Jupyter, например {example}")
 
 
-def _closest(name: str, choices: list[str]) -> str:
-    close = difflib.get_close_matches(name, choices, n=3, cutoff=0.5)
-    return f"Может быть, {' или '.join(close)}? " if close else ""
-
-
 def _load_homework(name: str) -> homeworks.Homework:
     names = homeworks.available()
     if name in names:
@@ -165,31 +160,8 @@ def _load_homework(name: str) -> homeworks.Homework:
     if owners:  # a part given without its homework: check.py PART
         raise UsageError(f"«{name}» — часть, а не домашняя работа: сначала имя работы, потом часть — "
                          f"python homework/check.py {owners[0].name} {name}")
-    raise UsageError(f"домашней работы «{name}» нет. {_closest(name, names)}"
+    raise UsageError(f"домашней работы «{name}» нет. {homeworks.closest(name, names)}"
                      f"Есть: {', '.join(names) if names else '(ни одной)'}")
-
-
-def _part(hw, part_id: str) -> homeworks.Part:
-    ids = [p.id for p in hw.parts]
-    if part_id not in ids:
-        what = f"нет части «{part_id}»" if part_id else f"перед :: нужна часть (например {ids[0]}::test_имя)"
-        raise UsageError(f"в домашней работе {hw.name} {what}. {_closest(part_id, ids)}Есть: {', '.join(ids)}")
-    return hw.part(part_id)
-
-
-def _split_parts(hw, names: list[str]) -> list[tuple[homeworks.Part, list[str] | None]]:
-    """Part names, or ``part::test`` selections, grouped by part in the homework's order."""
-    chosen: dict[str, list[str] | None] = {}
-    for name in names:
-        part_id, _, test = name.partition("::")
-        _part(hw, part_id)
-        if not test:
-            chosen[part_id] = None
-        elif chosen.get(part_id, []) is not None:
-            chosen.setdefault(part_id, []).append(test)
-    if not chosen:
-        return [(p, None) for p in hw.parts]
-    return [(p, chosen[p.id]) for p in hw.parts if p.id in chosen]
 
 
 def collect(hw, part) -> list[dict]:
@@ -282,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError("укажите домашнюю работу: python homework/check.py "
                              + (homeworks.available() or ["ИМЯ"])[0] + f". Есть: {', '.join(homeworks.available())}")
         hw = _load_homework(args.homework)
-        selected = _split_parts(hw, args.parts)
+        selected = hw.select(args.parts)
         if args.list:
             print(_list_checks(hw, selected) if args.parts else _listing())
             return 0

@@ -5,6 +5,7 @@ folders (``solutions/<hw>``, ``homework/<hw>``, ``tests/<hw>``), never editing t
 """
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,16 +57,32 @@ class Homework:
         return [p.module for p in self.parts]
 
     def part(self, part_id: str) -> Part:
-        for p in self.parts:
-            if p.id == part_id:
-                return p
-        raise UsageError(f"в домашней работе {self.name} нет части «{part_id}». "
-                         f"Есть: {', '.join(p.id for p in self.parts)}")
+        ids = [p.id for p in self.parts]
+        if part_id not in ids:
+            what = f"нет части «{part_id}»" if part_id else f"перед :: нужна часть (например {ids[0]}::test_имя)"
+            raise UsageError(f"в домашней работе {self.name} {what}. {closest(part_id, ids)}Есть: {', '.join(ids)}")
+        return next(p for p in self.parts if p.id == part_id)
 
-    def select(self, part_ids: list[str] | None) -> list[Part]:
-        if not part_ids:
-            return list(self.parts)
-        return [self.part(pid) for pid in part_ids]
+    def select(self, names: list[str]) -> list[tuple[Part, list[str] | None]]:
+        """Part names or ``part::test`` selections (the command line's, ``check("…")``'s), grouped by part in the
+        homework's order: (part, None) for a whole part, (part, [test names]) for some of its checks."""
+        chosen: dict[str, list[str] | None] = {}
+        for name in names:
+            part_id, _, test = name.partition("::")
+            self.part(part_id)
+            if not test:
+                chosen[part_id] = None
+            elif chosen.get(part_id, []) is not None:
+                chosen.setdefault(part_id, []).append(test)
+        if not chosen:
+            return [(p, None) for p in self.parts]
+        return [(p, chosen[p.id]) for p in self.parts if p.id in chosen]
+
+
+def closest(name: str, choices: list[str]) -> str:
+    """«Может быть, X?» for the choices that look like ``name``, or nothing."""
+    close = difflib.get_close_matches(name, choices, n=3, cutoff=0.5)
+    return f"Может быть, {' или '.join(close)}? " if close else ""
 
 
 def available() -> list[str]:

@@ -35,7 +35,7 @@ def check(part: str | None = None, namespace: dict | None = None, *, homework: s
         namespace = sys._getframe(1).f_globals
     try:
         hw = homeworks.load(homework or namespace.get("HOMEWORK") or _only_homework())
-        selected = _selection(hw, part)
+        selected = hw.select([part] if part else [])
     except UsageError as exc:
         print(f"ошибка: {exc}")
         return None
@@ -57,13 +57,6 @@ def _only_homework() -> str:
     if len(names) != 1:
         raise UsageError("укажите домашнюю работу: check(часть, homework=...). Есть: " + ", ".join(names))
     return names[0]
-
-
-def _selection(hw, part: str | None):
-    if part is None:
-        return [(p, None) for p in hw.parts]
-    part_id, _, test = part.partition("::")
-    return [(hw.part(part_id), [test] if test else None)]
 
 
 def _notebook_reruns(text: str) -> str:
