@@ -7,6 +7,7 @@ mistake produces; when the student's answer matches one, the message names it.
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Mapping
 
@@ -31,6 +32,35 @@ def call_many(function, n: int, *args, **kwargs) -> list:
     if many is not None:
         return many(n, *args, **kwargs)
     return [function(*args, **kwargs) for _ in range(n)]
+
+
+def attempt(default, f, *args, **kwargs):
+    """A probe's call of the student's code (a check looking for the cause of a failure it already found):
+    whatever it raises only means «not right here» (the check's own call reports errors), never a new failure."""
+    try:
+        return f(*args, **kwargs)
+    except Exception:  # noqa: BLE001 - see the docstring
+        return default
+
+
+def probe(default):
+    """Decorate a probe: an exception in the student's code it calls gives ``default``."""
+    def wrap(f):
+        @functools.wraps(f)
+        def guarded(*args, **kwargs):
+            return attempt(default, f, *args, **kwargs)
+        return guarded
+    return wrap
+
+
+def matches(got: Any, expected: Any, atol: float = 1e-6) -> bool:
+    """Whether an answer equals the expected one (any shape or type mismatch: no), for a probe."""
+    try:
+        got = np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    expected = np.asarray(expected, dtype=float)
+    return got.shape == expected.shape and bool(np.allclose(got, expected, atol=atol, rtol=atol))
 
 
 def fmt(x: Any, digits: int = 4) -> str:

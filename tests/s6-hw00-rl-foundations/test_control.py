@@ -5,12 +5,11 @@ every transition, and an oracle written here replays them with the textbook rule
 random-number protocol passes, and the difference between max_b Q(s', b) and Q(s', a') is pinned on
 the actions the agent really took. The cliff checks are statistical: several seeds, with margins.
 """
-import functools
 
 import numpy as np
 import pytest
 
-from grader.checks import call_many, check_close, check_pair, check_that, check_unchanged, fmt, graded
+from grader.checks import call_many, check_close, check_pair, check_that, check_unchanged, fmt, graded, matches, probe
 
 from control_envs import Fork, OneStateBandit, RandomMDP, Recorder, TimeLimitFork
 
@@ -48,35 +47,6 @@ WRONG = {"q_learning": ("цель строится по действию, кот
 NAMES = {"q_learning": "Q-learning", "sarsa": "SARSA"}
 FRESH = ("a' в цели — отдельный ε-жадный выбор, а на следующем шаге агент делает другой, новый: в SARSA цель строится "
          "по тому самому a', которое агент затем и сделает (выберите его один раз и перенесите на следующий шаг)")
-
-
-def _attempt(default, f, *args, **kwargs):
-    """A probe's call of the student's code: whatever it raises only means «not right here» (the check's own call
-    reports errors), never a new failure of the check that probes."""
-    try:
-        return f(*args, **kwargs)
-    except Exception:  # noqa: BLE001 - see the docstring
-        return default
-
-
-def probe(default):
-    """Decorate a probe: an exception in the student's code it calls gives `default`."""
-    def wrap(f):
-        @functools.wraps(f)
-        def guarded(*args, **kwargs):
-            return _attempt(default, f, *args, **kwargs)
-        return guarded
-    return wrap
-
-
-def _close(got, expected, atol=1e-6):
-    """Whether an answer equals the expected one (any shape or type mismatch: no)."""
-    try:
-        got = np.asarray(got, dtype=float)
-    except (TypeError, ValueError):
-        return False
-    expected = np.asarray(expected, dtype=float)
-    return got.shape == expected.shape and bool(np.allclose(got, expected, atol=atol, rtol=atol))
 
 
 def _run(control, name, env, n_episodes, **kwargs):
@@ -158,7 +128,7 @@ def fork_ok(control, name):
     for seed in range(5):
         env = Recorder(Fork())
         Q, _ = _run(control, name, env, 2, alpha=0.5, gamma=0.9, epsilon=1.0, seed=seed)
-        if len(env.episodes) != 2 or not _close(Q, replay(env.episodes, 3, 2, 0.5, 0.9, RULES[name])):
+        if len(env.episodes) != 2 or not matches(Q, replay(env.episodes, 3, 2, 0.5, 0.9, RULES[name])):
             return False
     return True
 
@@ -168,7 +138,7 @@ def replay_ok(control, name):
     """Fifteen episodes on a random MDP replay right."""
     env = Recorder(RandomMDP(7, max_steps=12 if name == "q_learning" else None))
     Q, _ = _run(control, name, env, 15, alpha=0.4, gamma=0.9, epsilon=0.3, seed=7)
-    return _close(Q, replay(env.episodes, 6, 3, 0.4, 0.9, RULES[name]))
+    return matches(Q, replay(env.episodes, 6, 3, 0.4, 0.9, RULES[name]))
 
 
 @probe(None)
@@ -201,7 +171,7 @@ def learns_terminal_step(control, name):
     (_, b, r, *_), = env.episodes[0]
     expected = np.zeros((2, 2))
     expected[1, b] = 0.5 * r
-    return _close(Q, expected)
+    return matches(Q, expected)
 
 
 EPSILON_LOST = ("Похоже на типичную ошибку: ε, переданный {name}, не доходит до epsilon_greedy — "
@@ -322,13 +292,13 @@ def test_fork_by_hand(control, name):
         expected[0, a] = 0.5 * target
         expected[1, b2] += 0.5 * (r2 - expected[1, b2])
         runs.append((seed, b1, a, b2, Q, expected, env.episodes))
-    wrong = [run for run in runs if not _close(run[4], run[5])]
+    wrong = [run for run in runs if not matches(run[4], run[5])]
     if not wrong:
         return
     # a mistake is named when it explains the answer on every seed where it is wrong (on one seed the SARSA target
     # with max_b Q(s', b) and with a fresh a' can coincide; over twenty seeds they part)
     explained = [replay_mistakes(name, run[6], 3, 2, 0.5, 0.9) for run in wrong]
-    names = [m for m in explained[0] if all(_close(run[4], mistakes[m]) for run, mistakes in zip(wrong, explained))]
+    names = [m for m in explained[0] if all(matches(run[4], mistakes[m]) for run, mistakes in zip(wrong, explained))]
     seed, b1, a, b2, Q, expected, _ = wrong[0]
     check_close(Q, expected, what=f"{NAMES[name]}: Q после двух эпизодов на развилке (seed = {seed}; "
                                   f"эпизод 1: b₁ = {b1}; эпизод 2: a = {a}, b₂ = {b2}; "
@@ -389,7 +359,7 @@ def test_fork_time_limit(control, name):
                     after(lambda q: 0.0, lambda q: 0.0),
                     "после terminated всё равно бутстрапят Q следующего наблюдения: у конечного перехода "
                     "будущего нет": after(lambda q: q[1].max(), lambda q: q[0].max())}
-        if not _close(Q, expected) and deferred():
+        if not matches(Q, expected) and deferred():
             hint, mistakes = deferred(), None  # a wrong update or exploration at ε = 0 explains it, not truncation
         check_close(Q, expected,
                     what=f"{NAMES[name]}: Q после трёх эпизодов на развилке с лимитом шагов (seed = {seed}; "

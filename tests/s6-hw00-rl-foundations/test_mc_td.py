@@ -7,12 +7,11 @@ the textbook). On the five-state random walk (true values 1/6 … 5/6) the error
 bands written in the task text, over several seeds.
 """
 import copy
-import functools
 
 import numpy as np
 import pytest
 
-from grader.checks import as_array, check_close, check_that, check_unchanged, fmt, graded
+from grader.checks import as_array, attempt, check_close, check_that, check_unchanged, fmt, graded, matches, probe
 
 # ---- oracles, written differently from the reference -----------------------------------------
 
@@ -226,35 +225,6 @@ def check_vector(got, n, what):
     return arr
 
 
-def _attempt(default, f, *args, **kwargs):
-    """A probe's call of the student's code: whatever it raises only means «not right here» (the check's own call
-    reports errors), never a new failure of the check that probes."""
-    try:
-        return f(*args, **kwargs)
-    except Exception:  # noqa: BLE001 - see the docstring
-        return default
-
-
-def probe(default):
-    """Decorate a probe: an exception in the student's code it calls gives `default`."""
-    def wrap(f):
-        @functools.wraps(f)
-        def guarded(*args, **kwargs):
-            return _attempt(default, f, *args, **kwargs)
-        return guarded
-    return wrap
-
-
-def _close(got, expected, atol=1e-6):
-    """Whether an answer equals the expected one (any shape or type mismatch: no)."""
-    try:
-        got = np.asarray(got, dtype=float)
-    except (TypeError, ValueError):
-        return False
-    expected = np.asarray(expected, dtype=float)
-    return got.shape == expected.shape and bool(np.allclose(got, expected, atol=atol, rtol=atol))
-
-
 # A later check hints only at what it can tell apart: when a simpler check above already fails on the same
 # function, it sends the student there first (these probes run only when the check is about to fail).
 
@@ -268,15 +238,15 @@ DEFER_TD = ("сначала исправьте не пройденные про�
 
 @probe(False)
 def returns_ok(mc_td):
-    return (_close(mc_td.discounted_returns([1.0, 0.0, 2.0], 0.9), [2.62, 1.8, 2.0])
-            and _close(mc_td.discounted_returns([1.0, 1.0, 3.0, -1.0], 0.5),
+    return (matches(mc_td.discounted_returns([1.0, 0.0, 2.0], 0.9), [2.62, 1.8, 2.0])
+            and matches(mc_td.discounted_returns([1.0, 1.0, 3.0, -1.0], 0.5),
                        returns_oracle([1.0, 1.0, 3.0, -1.0], 0.5)))
 
 
 @probe(False)
 def mc_small_ok(mc_td):
     """mc_prediction is right on the hand-made episodes: first-visit, every-visit and constant α."""
-    return all(_close(mc_td.mc_prediction(copy.deepcopy(HAND), 4, 0.5, first_visit=fv, alpha=a),
+    return all(matches(mc_td.mc_prediction(copy.deepcopy(HAND), 4, 0.5, first_visit=fv, alpha=a),
                       mc_variant(HAND, 4, 0.5, visit="first" if fv else "every",
                                  step="alpha" if a else "average", alpha=a))
                for fv, a in [(True, None), (False, None), (True, 0.5)])
@@ -290,7 +260,7 @@ def td_small_ok(mc_td):
     V0 = rng.normal(size=4)
     cases = [([HAND_TD], 3, 0.5, 1.0, [0.5, 0.5, 0.5], 1), ([[(0, 0.0, 1, False)]], 3, 0.5, 0.9, [1.0, 2.0, 2.0], 1),
              (episodes, 4, 0.3, 0.9, V0, 2)]
-    return all(_close(mc_td.td0_prediction(copy.deepcopy(eps), n, alpha, gamma, V0=np.array(v0, dtype=float),
+    return all(matches(mc_td.td0_prediction(copy.deepcopy(eps), n, alpha, gamma, V0=np.array(v0, dtype=float),
                                            n_epochs=k),
                       td0_variant(eps, n, alpha, gamma, v0, k))
                for eps, n, alpha, gamma, v0, k in cases)
@@ -300,7 +270,7 @@ def _theme_hint(got, mistakes, theme, formula, about_theme):
     """The check's hint: the formula, plus the sentence about the check's theme unless the answer matches a mistake
     of another kind (then that sentence would point away from it)."""
     themes = (theme,) if isinstance(theme, str) else theme
-    other = any(name not in themes and _close(got, value) for name, value in mistakes.items())
+    other = any(name not in themes and matches(got, value) for name, value in mistakes.items())
     return formula + ("." if other else about_theme)
 
 
@@ -354,8 +324,8 @@ def test_returns_random(mc_td, seed):
     got = mc_td.discounted_returns(arg, gamma)
     expected = returns_oracle(rewards, gamma)
     hint = "G_t = r_t + γ·G_{t+1}, проход с конца эпизода."
-    if not _close(got, expected, 1e-5) and _close(
-            _attempt(None, mc_td.discounted_returns, rewards.astype(float), gamma), expected, 1e-5):
+    if not matches(got, expected, 1e-5) and matches(
+            attempt(None, mc_td.discounted_returns, rewards.astype(float), gamma), expected, 1e-5):
         hint = ("на массиве float64 ответ верен, а "
                 + ("на списке Python — нет: начните с np.asarray(rewards, dtype=float)." if seed == 1
                    else "на float32 — нет: считайте в float64, np.asarray(rewards, dtype=float)."))
@@ -393,7 +363,7 @@ def test_mc_first_vs_every_visit(mc_td, first_visit):
     expected = first if first_visit else every
     hint = ("first-visit — только первое посещение состояния в эпизоде, every-visit — все посещения; "
             "V(s) — среднее учтённых отдач G_t. Отдачи эпизодов: G = [1.875, 1.75, 3.5, 3] и [4, 0].")
-    if not _close(got, expected) and not returns_ok(mc_td):
+    if not matches(got, expected) and not returns_ok(mc_td):
         hint = DEFER_RETURNS
     check_close(got, expected, what=f"mc_prediction, {name}, γ = 0.5; {HAND_TEXT}", hint=hint,
                 mistakes=mc_mistakes(HAND, 4, 0.5, first_visit))
@@ -411,10 +381,10 @@ def test_mc_constant_alpha(mc_td):
                        "mc_prediction, α = 0.5", visited=[True, True, True, False])
     expected = [0.46875, 2.4375, 1.5, 0.0]
     hint = "с заданным alpha: V(s) ← V(s) + α·(G_t − V(s)) для каждого учтённого шага, эпизод за эпизодом."
-    if not _close(got, expected):
+    if not matches(got, expected):
         if not returns_ok(mc_td):
             hint = DEFER_RETURNS
-        elif not _close(_attempt(None, mc_td.mc_prediction, copy.deepcopy(HAND), 4, 0.5, first_visit=True),
+        elif not matches(attempt(None, mc_td.mc_prediction, copy.deepcopy(HAND), 4, 0.5, first_visit=True),
                         [0.9375, 2.875, 3.0, 0.0]):
             hint = ("сначала исправьте проверку «Монте-Карло на двух эпизодах» выше: без alpha ответ тоже неверен, "
                     "значит, ошибка — в выборе учитываемых шагов или в отдачах, а не в шаге α.")
@@ -444,7 +414,7 @@ def test_mc_random(mc_td, seed):
         expected = mc_oracle(frozen, n, gamma, first_visit)
         text = "V(s) — среднее отдач G_t по учтённым шагам всех эпизодов."
         check_close(got, expected, what=f"mc_prediction, {name}, 12 эпизодов, γ = {gamma:.3f}",
-                    hint=text if _close(got, expected) else hint_for(text),
+                    hint=text if matches(got, expected) else hint_for(text),
                     mistakes=mc_mistakes(frozen, n, gamma, first_visit))
         got = check_vector(mc_td.mc_prediction(episodes, n, gamma, first_visit=first_visit, alpha=0.2), n,
                            "mc_prediction с alpha")
@@ -453,7 +423,7 @@ def test_mc_random(mc_td, seed):
         if not np.allclose(got, backwards, atol=1e-8):  # every-visit may legitimately visit an episode backwards
             text = "V(s) ← V(s) + α·(G_t − V(s)) для каждого учтённого шага, эпизод за эпизодом."
             check_close(got, forwards, what=f"mc_prediction, {name}, α = 0.2, 12 эпизодов, γ = {gamma:.3f}",
-                        hint=text if _close(got, forwards) else hint_for(text),
+                        hint=text if matches(got, forwards) else hint_for(text),
                         mistakes=mc_mistakes(frozen, n, gamma, first_visit, alpha=0.2))
     check_that(episodes == frozen, what="mc_prediction не меняет эпизоды")
 
@@ -536,7 +506,7 @@ def test_batch_td_certainty_equivalence(mc_td, envs):
     hint = ("при повторном проигрывании одного батча TD(0) сходится к ценностям модели, оценённой по данным "
             "(частоты переходов и средние награды); проверьте, что n_epochs действительно повторяет проход.")
     mistakes = None
-    if not _close(got, expected, 0.02):  # the mistakes' answers cost a few tenths of a second: only on failure
+    if not matches(got, expected, 0.02):  # the mistakes' answers cost a few tenths of a second: only on failure
         if not td_small_ok(mc_td):
             hint = DEFER_TD
         mistakes = td_mistakes(episodes, 7, 0.01, 1.0, None, 500, only=["epochs", "epochs_per_episode"])

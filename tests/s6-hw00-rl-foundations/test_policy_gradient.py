@@ -4,12 +4,21 @@ The lesson's worked numbers (0.550, 0.525, 0.512) and the expected output table 
 the policy-gradient overview (seed 001) are pinned; randomized cases compare against oracles written
 differently: log π through log-sum-exp, its gradient by finite differences, the bandit as a separate loop.
 """
-import functools
 
 import numpy as np
 import pytest
 
-from grader.checks import as_array, check_close, check_float, check_pair, check_that, check_unchanged, graded
+from grader.checks import (
+    as_array,
+    check_close,
+    check_float,
+    check_pair,
+    check_that,
+    check_unchanged,
+    graded,
+    matches,
+    probe,
+)
 
 # ---- oracles -----------------------------------------------------------------------------------
 
@@ -129,35 +138,6 @@ def bandit_diagnosis(got_pi, got_var, use_baseline, seed, steps, lr, extra=()):
     return None
 
 
-def _attempt(default, f, *args, **kwargs):
-    """A probe's call of the student's code: whatever it raises only means «not right here» (the check's own call
-    reports errors), never a new failure of the check that probes."""
-    try:
-        return f(*args, **kwargs)
-    except Exception:  # noqa: BLE001 - see the docstring
-        return default
-
-
-def probe(default):
-    """Decorate a probe: an exception in the student's code it calls gives `default`."""
-    def wrap(f):
-        @functools.wraps(f)
-        def guarded(*args, **kwargs):
-            return _attempt(default, f, *args, **kwargs)
-        return guarded
-    return wrap
-
-
-def _close(got, expected, atol=1e-6):
-    """Whether an answer equals the expected one (any shape or type mismatch: no)."""
-    try:
-        got = np.asarray(got, dtype=float)
-    except (TypeError, ValueError):
-        return False
-    expected = np.asarray(expected, dtype=float)
-    return got.shape == expected.shape and bool(np.allclose(got, expected, atol=atol, rtol=atol))
-
-
 # A later check hints only at what it can tell apart: when a function it builds on already fails its own checks
 # above, it sends the student there first (these probes run only when the check is about to fail).
 
@@ -168,14 +148,14 @@ DEFER_GRAD = "сначала исправьте grad_log_softmax (проверк
 @probe(False)
 def softmax_ok(pg):
     z = np.array([0.3, -1.2, 2.0, 0.5])
-    return (_close(pg.softmax(np.array([-0.1, 0.1])), np.exp(log_softmax_oracle([-0.1, 0.1])))
-            and _close(pg.softmax(z), np.exp(log_softmax_oracle(z))))
+    return (matches(pg.softmax(np.array([-0.1, 0.1])), np.exp(log_softmax_oracle([-0.1, 0.1])))
+            and matches(pg.softmax(z), np.exp(log_softmax_oracle(z))))
 
 
 @probe(False)
 def grad_ok(pg):
     z = np.array([0.3, -1.2, 2.0, 0.5])
-    return _close(pg.grad_log_softmax(np.zeros(2), 1), [-0.5, 0.5]) and _close(pg.grad_log_softmax(z, 2),
+    return matches(pg.grad_log_softmax(np.zeros(2), 1), [-0.5, 0.5]) and matches(pg.grad_log_softmax(z, 2),
                                                                                grad_log_pi_fd(z, 2), 1e-5)
 
 
@@ -227,7 +207,7 @@ def test_softmax_large_logits(policy_gradient):
     for z, expected in cases:
         with np.errstate(all="ignore"):
             got = policy_gradient.softmax(np.array(z))
-        arr = np.asarray(got, dtype=float) if _close(np.shape(got), [len(z)]) else None
+        arr = np.asarray(got, dtype=float) if matches(np.shape(got), [len(z)]) else None
         check_that(arr is None or bool(np.all(np.isfinite(arr))), what=f"softmax({z}): без NaN и inf",
                    expected=str(expected), got=str(arr),
                    hint="Похоже на типичную ошибку: exp без сдвига на максимум — exp(1000) = inf, inf/inf = NaN, а "
@@ -242,7 +222,7 @@ def test_grad_log_softmax_lesson(policy_gradient):
     got = policy_gradient.grad_log_softmax(np.zeros(2), 1)
     check_close(got, [-0.5, 0.5], what="grad_log_softmax(z = [0, 0], a = 1 «вправо»)",
                 hint=("one-hot выбранного действия минус вероятности."
-                      if _close(got, [-0.5, 0.5]) or softmax_ok(policy_gradient)
+                      if matches(got, [-0.5, 0.5]) or softmax_ok(policy_gradient)
                       else DEFER_SOFTMAX.format(what="∇ log π = e_a − softmax(z)")),
                 mistakes={"знак перевёрнут: π − one-hot": [0.5, -0.5], "вернули one-hot без вычитания π": [0.0, 1.0],
                           "вернули π": [0.5, 0.5]})
@@ -260,7 +240,7 @@ def test_grad_log_softmax_random(policy_gradient, seed):
     pi = np.exp(log_softmax_oracle(z))
     expected = grad_log_pi_fd(z, a)
     check_close(got, expected, atol=1e-6, what=f"grad_log_softmax для {n} действий, a = {a}",
-                hint=("∂ log π(a) / ∂z_b = [a = b] − π(b)." if _close(got, expected) or softmax_ok(policy_gradient)
+                hint=("∂ log π(a) / ∂z_b = [a = b] − π(b)." if matches(got, expected) or softmax_ok(policy_gradient)
                       else DEFER_SOFTMAX.format(what="∇ log π = e_a − softmax(z)")),
                 mistakes={"знак перевёрнут: π − one-hot": pi - np.eye(n)[a], "вернули π": pi,
                           "вернули one-hot без вычитания π": np.eye(n)[a]})
@@ -282,7 +262,7 @@ def _step_mistakes(a, G, lr, b=0.0):
 
 def step_feedback(pg, got, expected, hint, mistakes):
     """(hint, mistakes) of a reinforce_step check: a wrong softmax or gradient is named first, not the step."""
-    if _close(got, expected, 1e-5):
+    if matches(got, expected, 1e-5):
         return hint, mistakes
     defer = building_blocks(pg, "шаг REINFORCE z + α·(G − b)·∇ log π(a)")
     return (defer, None) if defer else (hint, mistakes)
@@ -401,7 +381,7 @@ def test_bandit_table(policy_gradient, use_baseline, seed, pi, var):
     pi_mistakes = {"вернули π после последнего обновления θ, а нужна политика, по которой выбрано последнее действие":
                    PI_AFTER_LAST_UPDATE.get((use_baseline, seed), [np.nan] * 3)}
     var_mistakes = {"дисперсия с ddof = 1": VAR_DDOF1.get((use_baseline, seed), np.nan)}
-    if not (_close(np.round(got_pi, 2), pi, 1e-9) and np.isclose(round(float(got_var), 1), var, rtol=0, atol=1e-9)):
+    if not (matches(np.round(got_pi, 2), pi, 1e-9) and np.isclose(round(float(got_var), 1), var, rtol=0, atol=1e-9)):
         pi_hint, var_hint, pi_mistakes, var_mistakes = bandit_feedback(
             policy_gradient, got_pi, got_var, use_baseline, seed, 2000, 0.01,
             pi_hint, var_hint, pi_mistakes, var_mistakes, rounded=True)
@@ -423,7 +403,7 @@ def test_bandit_oracle(policy_gradient, seed):
         exp_pi, exp_var = bandit_oracle(use_baseline, seed, steps=steps, lr=lr)
         pi_hint = var_hint = "протокол случайности и шаги — как в docstring."
         pi_mistakes = var_mistakes = None
-        if not (_close(pi, exp_pi) and np.isclose(float(var), exp_var, rtol=1e-6, atol=1e-6)):
+        if not (matches(pi, exp_pi) and np.isclose(float(var), exp_var, rtol=1e-6, atol=1e-6)):
             pi_hint, var_hint, pi_mistakes, var_mistakes = bandit_feedback(
                 policy_gradient, pi, var, use_baseline, seed, steps, lr, pi_hint, var_hint, None, None,
                 extra=[("steps не передан дальше: запуск на 2000 шагов по умолчанию", 2000, lr),
@@ -444,7 +424,7 @@ def bandit_exact_fails(pg):
     for use_baseline in (False, True):
         pi, var = pg.reinforce_bandit(use_baseline, 5, steps=300, lr=0.02)
         exp_pi, exp_var = bandit_oracle(use_baseline, 5, steps=300, lr=0.02)
-        if not (_close(pi, exp_pi) and _close(var, exp_var)):
+        if not (matches(pi, exp_pi) and matches(var, exp_var)):
             name = bandit_diagnosis(pi, var, use_baseline, 5, 300, 0.02)
             return ("Похоже на типичную ошибку: " + name + "." if name else
                     "сначала исправьте проверки «Трёхрукий бандит …» и «Бандит на других seed …» выше: ответ неверен "

@@ -9,7 +9,17 @@ import functools
 import numpy as np
 import pytest
 
-from grader.checks import check_close, check_float, check_pair, check_that, check_unchanged, graded
+from grader.checks import (
+    attempt,
+    check_close,
+    check_float,
+    check_pair,
+    check_that,
+    check_unchanged,
+    graded,
+    matches,
+    probe,
+)
 
 gae_pair = functools.partial(check_pair, names=("advantages", "returns"))  # what gae-like functions return
 
@@ -89,25 +99,6 @@ def td_mistakes(rewards, values, last_value, gamma):
             "last_value проигнорирован: после последнего шага всегда 0": r + gamma * np.append(v[1:], 0.0) - v}
 
 
-def _attempt(default, f, *args, **kwargs):
-    """A probe's call of the student's code: whatever it raises only means «not right here» (the check's own call
-    reports errors), never a new failure of the check that probes."""
-    try:
-        return f(*args, **kwargs)
-    except Exception:  # noqa: BLE001 - see the docstring
-        return default
-
-
-def probe(default):
-    """Decorate a probe: an exception in the student's code it calls gives `default`."""
-    def wrap(f):
-        @functools.wraps(f)
-        def guarded(*args, **kwargs):
-            return _attempt(default, f, *args, **kwargs)
-        return guarded
-    return wrap
-
-
 def distinct(mistakes, atol=1e-6):
     """Only the mistakes this check can tell apart: two that give the same answer here are both left unnamed."""
     items = [(name, np.asarray(value, dtype=float)) for name, value in mistakes.items()]
@@ -115,16 +106,6 @@ def distinct(mistakes, atol=1e-6):
             if not any(other is not value and other.shape == value.shape
                        and np.allclose(other, value, atol=atol, rtol=atol)
                        for _, other in items)}
-
-
-def _close(got, expected, atol=1e-6):
-    """Whether an answer equals the expected one (any shape or type mismatch: no)."""
-    try:
-        got = np.asarray(got, dtype=float)
-    except (TypeError, ValueError):
-        return False
-    expected = np.asarray(expected, dtype=float)
-    return got.shape == expected.shape and bool(np.allclose(got, expected, atol=atol, rtol=atol))
 
 
 # A later check hints only at what it can tell apart: when a function it builds on already fails its own checks
@@ -138,13 +119,13 @@ DEFER_CLIP = ("сначала исправьте ppo_clip_objective (прове�
 
 @probe(False)
 def td_ok(ppo):
-    return (_close(ppo.td_errors(COURIER_R, COURIER_V, 0.0, GAMMA), [0.35, -0.6, 1.0])
-            and _close(ppo.td_errors(COURIER_R, COURIER_V, 3.0, GAMMA), [0.35, -0.6, 3.7]))
+    return (matches(ppo.td_errors(COURIER_R, COURIER_V, 0.0, GAMMA), [0.35, -0.6, 1.0])
+            and matches(ppo.td_errors(COURIER_R, COURIER_V, 3.0, GAMMA), [0.35, -0.6, 3.7]))
 
 
 def gae_feedback(ppo, got, expected, hint, mistakes):
     """(hint, mistakes) of a failing GAE check: wrong td_errors are named first."""
-    if _close(got, expected) or td_ok(ppo):
+    if matches(got, expected) or td_ok(ppo):
         return hint, mistakes
     return DEFER_TD, None
 
@@ -152,8 +133,8 @@ def gae_feedback(ppo, got, expected, hint, mistakes):
 @probe(False)
 def clip_ok(ppo):
     ratio, adv = [c[1] for c in FIVE_CASES], [c[0] for c in FIVE_CASES]
-    return all(_close(ppo.ppo_clip_objective(np.log([c[1]]), np.zeros(1), [c[0]]), c[2]) for c in FIVE_CASES) and \
-        _close(ppo.ppo_clip_objective(np.log(ratio), np.zeros(5), adv), 0.1)
+    return all(matches(ppo.ppo_clip_objective(np.log([c[1]]), np.zeros(1), [c[0]]), c[2]) for c in FIVE_CASES) and \
+        matches(ppo.ppo_clip_objective(np.log(ratio), np.zeros(5), adv), 0.1)
 
 
 @probe(None)
@@ -164,14 +145,14 @@ def clip_single_diagnosis(ppo):
     got = [ppo.ppo_clip_objective(*_logp(ratio), [adv]) for adv, ratio in cases]
     per_case = [clip_mistakes(*_logp(ratio), [adv], unique=False) for adv, ratio in cases]
     for name in per_case[0]:
-        if all(_close(g, m[name]) for g, m in zip(got, per_case)):
+        if all(matches(g, m[name]) for g, m in zip(got, per_case)):
             return name
     return None
 
 
 def clip_case_feedback(ppo, got, value, hint, mistakes):
     """(hint, mistakes) of a failing single-action clip check: a mistake consistent with all such cases is named."""
-    if _close(got, value):
+    if matches(got, value):
         return hint, mistakes
     name = clip_single_diagnosis(ppo)
     return hint, ({name: got} if name else None)
@@ -204,7 +185,7 @@ def returns_feedback(ppo, adv, ret, rewards, values, last_value, gamma, lam):
     values = np.asarray(values, float)
     delta = deltas_oracle(rewards, values, last_value, gamma)
     right = gae_explicit_sum(delta, gamma, lam)
-    if _close(ret, right + values) or _close(adv, right):
+    if matches(ret, right + values) or matches(adv, right):
         return "returns = advantages + values.", {"вернули advantages вместо returns": right,
                                                   "returns = advantages − values": right - values}
     if not td_ok(ppo):
@@ -269,7 +250,7 @@ def test_n_step_identity(ppo):
     check_float(direct, -0.19, what="оракул теста: двухшаговая оценка из наград и V")  # guards the oracle itself
     delta = np.asarray(ppo.td_errors(COURIER_R, COURIER_V, 0.0, GAMMA), dtype=float)
     got = delta[0] + GAMMA * delta[1]
-    ok = _close(got, -0.19) or td_ok(ppo)
+    ok = matches(got, -0.19) or td_ok(ppo)
     check_float(got, -0.19, what="δ_0 + γ·δ_1 из ваших td_errors",
                 hint="промежуточные V сокращаются: сумма первых n TD-ошибок равна n-шаговой оценке." if ok else
                 "сначала исправьте td_errors (проверки «Робот-курьер: TD-ошибки …» выше): здесь складываются те же δ.",
@@ -333,11 +314,11 @@ def test_gae_types_and_inputs(ppo):
     feedback = []
 
     def hint_for(got, text):
-        if _close(got, expected, 1e-4):
+        if matches(got, expected, 1e-4):
             return text, None
         if not feedback:
-            adv64 = _attempt(None, lambda: ppo.gae(rewards.astype(float), values.astype(float), 0.5, 0.99, 0.95)[0])
-            feedback.append(_close(adv64, expected, 1e-4))
+            adv64 = attempt(None, lambda: ppo.gae(rewards.astype(float), values.astype(float), 0.5, 0.99, 0.95)[0])
+            feedback.append(matches(adv64, expected, 1e-4))
         if feedback[0]:
             return text, None
         hint, mistakes = gae_feedback(ppo, got, expected, "сначала исправьте проверки GAE выше: и на массивах float64 "
@@ -390,7 +371,7 @@ def test_clip_five_cases_mean(ppo):
     got = ppo.ppo_clip_objective(np.log(ratio), np.zeros(5), adv)
     mistakes = clip_mistakes(np.log(ratio), np.zeros(5), adv)
     hint = "цель — среднее (mean) по батчу, одно число."
-    if not _close(got, 0.1) and not _close(got, 0.5):  # 0.5: the sum instead of the mean
+    if not matches(got, 0.1) and not matches(got, 0.5):  # 0.5: the sum instead of the mean
         hint = "mean(min(ρ·Â, clip(ρ, 1−ε, 1+ε)·Â)) по пяти действиям."
     check_float(got, 0.1, what="ppo_clip_objective(log[1.1, 1.5, 0.5, 0.7, 1.5], 0, [1, 1, 1, −1, −1])",
                 hint=hint, mistakes=mistakes)
@@ -429,7 +410,7 @@ def test_clip_gradient(ppo):
         grad[i] = 5 * (float(f_up) - float(f_down)) / (2 * h)  # ×5: цель — среднее по пяти действиям
     hint = ("градиент есть, только когда min выбирает ветку ρ·Â; когда выбрана clip(ρ)·Â, он равен нулю. "
             "Проверьте, что берёте min, а не max, и клиппите ρ, а не Â.")
-    if not _close(grad, expected, 1e-4) and not clip_ok(ppo):
+    if not matches(grad, expected, 1e-4) and not clip_ok(ppo):
         hint = DEFER_CLIP.format(what="её градиент")
     check_close(grad, expected, what="d(цель)/d(logp_new) для пяти случаев, умноженная на размер батча",
                 hint=hint, atol=1e-4, rtol=1e-4)
@@ -449,13 +430,13 @@ def test_clip_random(ppo, seed):
     hint, mistakes = ("mean(min(ρ·Â, clip(ρ, 1−ε, 1+ε)·Â)) с переданным eps.",
                       clip_mistakes(logp_new, logp_old, adv, eps))
     at_02 = clip_objective_oracle(np.exp(logp_new - logp_old), adv, 0.2)
-    if not _close(got, expected) and not _close(got, at_02):
-        at_default = _attempt(None, ppo.ppo_clip_objective, logp_new, logp_old, adv)
-        if not _close(at_default, clip_objective_oracle(np.exp(logp_new - logp_old), adv, 0.2)):
+    if not matches(got, expected) and not matches(got, at_02):
+        at_default = attempt(None, ppo.ppo_clip_objective, logp_new, logp_old, adv)
+        if not matches(at_default, clip_objective_oracle(np.exp(logp_new - logp_old), adv, 0.2)):
             hint = ("и при ε = 0.2 на этом батче ответ неверен, так что дело не в eps: "
                     + ("сначала исправьте проверки клиппинга выше." if not clip_ok(ppo) else
                        "mean(min(ρ·Â, clip(ρ, 1−ε, 1+ε)·Â)), ρ = exp(logp_new − logp_old)."))
-    elif not _close(got, expected):
+    elif not matches(got, expected):
         hint = "ε передаётся аргументом eps — не 0.2 всегда."
     check_float(got, expected, what=f"ppo_clip_objective, B = {B}, ε = {eps:.3f}", hint=hint, mistakes=mistakes)
 
@@ -478,7 +459,7 @@ def test_normalize_pinned(ppo):
 def test_normalize_eps(ppo):
     with np.errstate(all="ignore"):
         got = ppo.normalize_advantages(np.full(5, 3.0))
-    finite = not _close(np.shape(got), [5]) or bool(np.all(np.isfinite(np.asarray(got, dtype=float))))
+    finite = not matches(np.shape(got), [5]) or bool(np.all(np.isfinite(np.asarray(got, dtype=float))))
     check_that(finite, what="normalize_advantages от пяти одинаковых чисел: без NaN", expected="[0, 0, 0, 0, 0]",
                got=str(got), hint="Похоже на типичную ошибку: eps не прибавлен к std — у одинаковых чисел std = 0, и "
                                   "(Â − mean) / std = 0/0 = NaN. Знаменатель — std + eps.")
@@ -498,8 +479,8 @@ def test_normalize_random(ppo):
     expected = (adv - adv.mean()) / (adv.std() + 1e-8)
     mistakes = normalize_mistakes(adv)
     hint = "(Â − mean) / (std + eps), форма ответа — как у входа."
-    if not _close(got, expected) and not _close(
-            _attempt(None, ppo.normalize_advantages, np.array([1.0, 2.0, 3.0, 4.0])),
+    if not matches(got, expected) and not matches(
+            attempt(None, ppo.normalize_advantages, np.array([1.0, 2.0, 3.0, 4.0])),
             (np.arange(1.0, 5.0) - 2.5) / np.sqrt(1.25)):
         hint = ("сначала исправьте проверку «Нормировка преимуществ: [1, 2, 3, 4] …» выше: ответ неверен уже на одном "
                 "векторе, так что дело не в форме батча.")
@@ -569,7 +550,7 @@ def test_ppo_loss_four_actions(ppo):
     new, old = np.log(FOUR["ratio"]), np.zeros(4)
     got = ppo.ppo_clip_objective(new, old, FOUR["adv"])
     check_float(got, 0.075, what="клиппированная цель для четырёх действий",
-                hint=None if _close(got, 0.075) or clip_ok(ppo) else DEFER_CLIP.format(what="loss PPO"),
+                hint=None if matches(got, 0.075) or clip_ok(ppo) else DEFER_CLIP.format(what="loss PPO"),
                 mistakes=clip_mistakes(new, old, FOUR["adv"]))
     check_float(ppo.ppo_loss(new, old, FOUR["adv"], values_pred, returns, entropy), 0.19625,
                 what="ppo_loss для примера урока (ε = 0.2, c_v = 0.5, c_e = 0.01)",
@@ -593,10 +574,10 @@ def test_ppo_loss_random(ppo, seed):
     got = ppo.ppo_loss(*args, eps=eps, c_v=c_v, c_e=c_e)
     hint = "L = −L^CLIP + c_v·mean((V − R̂)²) − c_e·mean(H) с переданными eps, c_v и c_e."
     mistakes = loss_mistakes(logp_new, logp_old, adv, values_pred, returns, entropy, eps, c_v, c_e)
-    if not _close(got, expected):
-        at_defaults = _attempt(None, ppo.ppo_loss,
+    if not matches(got, expected):
+        at_defaults = attempt(None, ppo.ppo_loss,
                                *[a.copy() for a in (logp_new, logp_old, adv, values_pred, returns, entropy)])
-        if _close(at_defaults, loss_oracle(logp_new, logp_old, adv, values_pred, returns, entropy)):
+        if matches(at_defaults, loss_oracle(logp_new, logp_old, adv, values_pred, returns, entropy)):
             hint = "используйте переданные eps, c_v и c_e, а не значения по умолчанию."
         elif not clip_ok(ppo):
             hint, mistakes = DEFER_CLIP.format(what="loss PPO"), None
@@ -725,11 +706,11 @@ def test_boundaries_parallel(ppo):
                                          truncated[:, n], 0.99, 0.95) for n in range(N)], axis=1)
     hint = "время — ось 0; среды не смешиваются: рекурсия идёт по t для всех столбцов сразу."
     mistakes = None
-    if not _close(adv, expected):
-        columns = [_attempt(None, lambda n=n: ppo.gae_with_boundaries(rewards[:, n], values[:, n], next_values[:, n],
+    if not matches(adv, expected):
+        columns = [attempt(None, lambda n=n: ppo.gae_with_boundaries(rewards[:, n], values[:, n], next_values[:, n],
                                                                       terminated[:, n], truncated[:, n], 0.99, 0.95)[0])
                    for n in range(N)]
-        if not all(_close(col, expected[:, n]) for n, col in enumerate(columns)):
+        if not all(matches(col, expected[:, n]) for n, col in enumerate(columns)):
             hint = ("сначала исправьте проверки gae_with_boundaries для одной среды [T] выше: и на отдельных столбцах "
                     "ответ неверен, так что дело не в форме [T, N].")
         else:
