@@ -2,9 +2,10 @@
 
 It gives each graded test the module under test as a fixture (``--impl``: ``homework``, ``solutions``, a
 folder of modules or a notebook). The student's code never runs here: a module fixture is a proxy whose
-calls go to a worker process (grader/remote.py). With ``--events``, the plugin writes one JSON line per event
-(collected, start, result, notes) to its standard output and sends pytest's own output to standard error, so
-the grader's command line (grader/runner.py) reads the verdicts of this process alone.
+calls go to a worker process (grader/remote.py). With ``--events``, the plugin writes one signed JSON line per
+event (collected, result, notes, confinement, finished; grader/events.py) to its standard output and sends
+pytest's own output to standard error, so the grader's command line (grader/runner.py) reads the verdicts of
+this process alone.
 
 The in-notebook self-check (``grader.notebook.check``) is the one exception: it grades a live namespace of
 the student's own kernel, in that process (``--impl namespace:N``).
@@ -44,7 +45,7 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "check(title, weight=1, bonus=False): a graded check")
-    state = {"events": None, "sessions": {}, "pristine": {}, "hidden": []}
+    state = {"events": None, "sessions": {}, "pristine": {}, "check": None}
     if config.getoption("--results-file", default=None):
         state["events"] = open(config.getoption("--results-file"), "a", encoding="utf-8", buffering=1)
     elif config.getoption("--events", default=False):
@@ -138,6 +139,8 @@ def _session(config, hw_name: str, module: str) -> Session:
         limit = config.getoption("--check-timeout") or (part.timeout if part else max(p.timeout for p in hw.parts))
         hints = dict(part.timeout_hints) if part else {}
         sessions[hw_name, module] = Session(hw, _source(config.getoption("--impl"), hw), limit, hints)
+        if config.stash[_STATE]["check"] is not None:  # created by the fixture of the check now starting
+            sessions[hw_name, module].begin_check(*config.stash[_STATE]["check"])
     return sessions[hw_name, module]
 
 
@@ -223,9 +226,9 @@ def pytest_runtest_setup(item):
     if state["events"] is not None:
         random.seed(seed)
         np.random.seed(seed)
-    title = _title(item)[0]
+    state["check"] = (item.nodeid, _title(item)[0], seed)
     for session in state["sessions"].values():
-        session.begin_check(item.nodeid, title, seed)
+        session.begin_check(*state["check"])
 
 
 _FAILURE = pytest.StashKey[tuple]()

@@ -218,7 +218,6 @@ class Session:
     def __init__(self, hw: Homework, source: Path, limit: float, timeout_hints: dict[str, str] | None = None):
         self.hw, self.source, self.limit = hw, Path(source).resolve(), float(limit)
         self.timeout_hints = timeout_hints or {}  # function -> what to look at when it runs past the limit
-        self.part_modules = set(hw.modules)
         self.provided = provided_modules(hw)
         self.test_modules = sorted(p.stem for p in hw.tests_dir.glob("*.py"))
         self.tmp = Path(tempfile.mkdtemp(prefix="hwgrade-"))
@@ -245,7 +244,7 @@ class Session:
 
     def close(self) -> None:
         if self.worker is not None:
-            self.worker.send(pickle.dumps(("bye",)))
+            self.worker.send(pickle.dumps((0, ("bye",))))  # the worker ends its loop
             if self.worker.exit_code() is None:
                 self.worker.kill()
             self.worker = None
@@ -283,8 +282,8 @@ class Session:
         except TimeoutError:
             self._discard()
             error = ModuleLoadError(f"превышено время ({self.limit:g} с) при загрузке модуля {name}.py: похоже, на "
-                                    "верхнем уровне модуля бесконечный цикл или долгий расчёт.\n" + self._where(None))
-            error.hang = True
+                                    "верхнем уровне модуля бесконечный цикл или долгий расчёт."
+                                    + (f"\n{where}" if (where := self._where(None)) else ""))
         except WorkerCrashed as exc:
             error = ModuleLoadError(f"процесс проверки завершился при загрузке модуля {name}.py ({exc}): "
                                     "на верхнем уровне модуля вызван os._exit или интерпретатор упал. "

@@ -59,6 +59,9 @@ def scoreboard(hw: Homework, results: list[PartResult], source: str, rerun_prefi
     levels = sorted({r.confinement for r in results if r.confinement})
     if levels:
         lines.append(f"Ваш код выполнялся в отдельном процессе ({'; '.join(levels)}).")
+    forged = max((r.forged for r in results), default=0)  # parts graded together share one channel
+    if forged:
+        lines.append(f"! В канал результатов проверки попали чужие строки ({forged}): они не учтены.")
     failures = _failures(hw, results, rerun_prefix, verbose)
     if failures:
         lines += ["", *failures]

@@ -1,6 +1,6 @@
-"""Running one part's graded checks: a pytest process that decides, workers that run the student's code.
+"""Running graded checks: a pytest process that decides, workers that run the student's code.
 
-The grader's command line starts ``python -m pytest <part's test file> --impl ... --events``: the graded
+The grader's command line starts ``python -m pytest <the parts' test files> --impl ... --events``: the graded
 suite with the plugin (grader/plugin.py), which never imports the student's code but calls it in a worker
 process (grader/remote.py). The pytest process writes one JSON line per event to its standard output; this
 module reads them. It trusts what it reads because no student code runs in that process: the student's code

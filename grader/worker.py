@@ -6,13 +6,15 @@ requests from the grading process (pickled tuples: trusted) and answers with pla
 
 - ``("load", name, seconds)``: import the submission's module ``name`` (or run a notebook's code cells);
   answer ``("loaded", callables, notes)`` or ``("load-error", message)``.
-- ``("call", module, function, args, kwargs, seed, seconds)``: call it; answer ``("return", value, sync)`` or
-  ``("raise", error, sync)``. ``sync`` describes what the call did to its arguments: the new value of each
-  argument it changed, and the journal of method calls made on the kit's objects (environments), which the
-  grading process replays on its own copies.
+- ``("call", module, function, args, kwargs, seed, seconds, repeat)``: call it (``repeat`` times, when given);
+  answer ``("return", value, sync)``, ``("raise", error, sync)`` or ``("unsendable", what, sync)``. ``sync``
+  describes what the call did to its arguments: the new value of each argument it changed, and the journal of
+  method calls made on the kit's objects (environments), which the grading process replays on its own copies.
+- ``("bye",)``: end.
 
-Each request runs under a faulthandler watchdog: past its seconds, the stacks are written to the hang file
-and the process exits; the grading process reads where the code was.
+Each request comes as ``(number, request)`` and its answer repeats the number. Each request runs under a
+watchdog thread: past its seconds, faulthandler writes every thread's stack to the hang file and the process
+exits; the grading process reads where the code was.
 """
 from __future__ import annotations
 
