@@ -88,17 +88,20 @@ def environment(run_token: str) -> dict[str, str]:
     return env
 
 
-def reap(run_token: str) -> None:
-    """Kill every process of this user still carrying the run's marker (Linux; elsewhere nothing to scan)."""
+def reap(token: str) -> None:
+    """Kill every process of this user still carrying the marker ``token``, or a marker under it
+    (``token.<session>``: a grading run's token reaps the workers of all its sessions, a session's only its own;
+    Linux; elsewhere nothing to scan)."""
     proc = Path("/proc")
     if not proc.is_dir():
         return
-    needle = f"{MARKER}={run_token}".encode()
+    needle = f"{MARKER}={token}".encode()
     for entry in proc.iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
-            if needle in (entry / "environ").read_bytes().split(b"\0"):
+            if any(v == needle or v.startswith(needle + b".")
+                   for v in (entry / "environ").read_bytes().split(b"\0")):
                 os.kill(int(entry.name), signal.SIGKILL)
         except (OSError, ValueError):
             continue

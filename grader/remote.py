@@ -221,7 +221,9 @@ class Session:
         self.provided = provided_modules(hw)
         self.test_modules = sorted(p.stem for p in hw.tests_dir.glob("*.py"))
         self.tmp = Path(tempfile.mkdtemp(prefix="hwgrade-"))
-        self.token = os.environ.get("HWKIT_RUN_TOKEN") or uuid.uuid4().hex
+        # the run's marker (the grader reaps the whole run by it) and this session's own under it: a worker
+        # discarded here (a hang) never takes another part's worker with it
+        self.token = f"{os.environ.get('HWKIT_RUN_TOKEN') or uuid.uuid4().hex}.{uuid.uuid4().hex[:12]}"
         self.confined = confine.namespaces_available()
         self.level = confine.NAMESPACES if self.confined else confine.LIMITS_ONLY
         self.worker: _Process | None = None

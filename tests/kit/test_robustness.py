@@ -326,6 +326,36 @@ def test_a_broken_part_changes_no_other_part(tmp_path):
     assert clean.returncode in (0, 1) and broken.returncode == 1
 
 
+def test_a_hang_in_one_part_changes_no_other_part_graded_by_the_same_process(tmp_path):
+    """With --jobs 1 every part is graded by one checking process, each part in a worker of its own: ending the
+    worker of a part that hangs must not end its neighbours' (they keep their score and their confinement)."""
+    hw = homeworks.load(HW)
+    folder = tmp_path / "student"
+    folder.mkdir()
+    for path in hw.solutions_dir.glob("*.py"):
+        (folder / path.name).write_bytes(path.read_bytes())
+    dp = folder / "dp.py"
+    dp.write_text(dp.read_text(encoding="utf-8") + "\n\ndef value_iteration(*args, **kwargs):\n    while True:\n"
+                  "        pass\n", encoding="utf-8")
+    parts = ["dp", "mc_td", "ppo"]  # dp first: its hang comes before the neighbours' checks
+    broken = run_check(HW, *parts, "--dir", str(folder), "--jobs", "1", "--timeout", "2",
+                       "--json", str(tmp_path / "b.json"))
+    clean = run_check(HW, *parts, "--solutions", "--jobs", "1", "--json", str(tmp_path / "c.json"))
+
+    def scores(name):
+        data = json.loads((tmp_path / name).read_text(encoding="utf-8"))
+        by_part = {}
+        for t in data["tests"]:
+            by_part.setdefault(t["extra_data"]["part"], []).append(t["status"])
+        return by_part, data["extra_data"]["confinement"]
+
+    (b, b_level), (c, c_level) = scores("b.json"), scores("c.json")
+    assert "failed" in b["dp"] and "value_iteration не вернула ответ" in broken.stdout, broken.stdout
+    assert {p: b[p] for p in ("mc_td", "ppo")} == {p: c[p] for p in ("mc_td", "ppo")}, broken.stdout
+    assert b_level == c_level, (b_level, c_level)
+    assert clean.returncode == 0, clean.stdout
+
+
 def test_a_hang_is_blamed_on_the_function_the_check_called_not_on_a_shared_helper(tmp_path):
     """policy_iteration loops forever inside a helper that the correct policy_evaluation uses too: only the checks
     that call policy_iteration fail, each message names it, and policy_evaluation is graded for real."""
