@@ -41,7 +41,15 @@ def _epilog() -> str:
 HELP = "Справка: python homework/check.py --help"
 
 
+USAGE = "использование: "
+
+
 class _Parser(argparse.ArgumentParser):
+    def parse_known_intermixed_args(self, args=None, namespace=None):
+        if self.usage is None:  # argparse would capture it cutting off its own 7-character "usage: "
+            self.usage = self.format_usage()[len(USAGE):].rstrip("\n")
+        return super().parse_known_intermixed_args(args, namespace)
+
     def error(self, message):  # usage errors exit 2, one line in Russian
         if message.startswith("unrecognized arguments:"):
             words = message.split(":", 1)[1].split()
@@ -73,7 +81,7 @@ _ARGPARSE_RU = [
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
     def add_usage(self, usage, actions, groups, prefix=None):
-        super().add_usage(usage, actions, groups, prefix="использование: " if prefix is None else prefix)
+        super().add_usage(usage, actions, groups, prefix=USAGE if prefix is None else prefix)
 
 
 def build_parser() -> argparse.ArgumentParser:
