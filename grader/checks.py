@@ -34,6 +34,14 @@ def call_many(function, n: int, *args, **kwargs) -> list:
     return [function(*args, **kwargs) for _ in range(n)]
 
 
+def call_once(function, *args, **kwargs):
+    """``function(*args, **kwargs)`` on arguments made for this call only, which the check never looks at again (a
+    fresh environment for a 500-episode run): for a student's function, what the call did to them is not sent
+    back from its worker (no journal of the environment's steps to record, send and replay)."""
+    once = getattr(function, "untracked", None)
+    return once(*args, **kwargs) if once is not None else function(*args, **kwargs)
+
+
 def attempt(default, f, *args, **kwargs):
     """A probe's call of the student's code (a check looking for the cause of a failure it already found):
     whatever it raises only means «not right here» (the check's own call reports errors), never a new failure."""

@@ -303,7 +303,7 @@ class Session:
 
     # ---- calls -------------------------------------------------------------------------------------------
 
-    def call(self, module: str, function: str, args: tuple, kwargs: dict, repeat: int = 0):
+    def call(self, module: str, function: str, args: tuple, kwargs: dict, repeat: int = 0, track: bool = True):
         if (module, function) in self.hung:
             raise HungFunction(f"функция {function} не запускалась: "
                                f"она уже зависла в проверке «{self.hung[module, function]}» "
@@ -316,7 +316,8 @@ class Session:
             self.check.functions.append(function)
         seed, self.check.seed = self.check.seed, None
         seconds = self.check.deadline - time.monotonic() if self.check.nodeid else self.limit
-        request = ("call", module, function, tuple(args), dict(kwargs), seed, max(seconds, 0.05), int(repeat))
+        request = ("call", module, function, tuple(args), dict(kwargs), seed, max(seconds, 0.05), int(repeat),
+                   bool(track))
         try:
             answer = self._ask(request, max(seconds, 0.05))
         except TimeoutError:
@@ -650,6 +651,11 @@ class RemoteFunction:
     def repeat(self, n: int, *args, **kwargs) -> list:
         """``[f(*args, **kwargs) for _ in range(n)]``, run in the worker as one request."""
         return self._session.call(self._module, self.__name__, args, kwargs, repeat=n)
+
+    def untracked(self, *args, **kwargs):
+        """``f(*args, **kwargs)`` on arguments the check made for this call only and never looks at again: what the
+        call did to them (an environment's journal of 13 000 steps) is neither recorded nor sent back."""
+        return self._session.call(self._module, self.__name__, args, kwargs, track=False)
 
     def __repr__(self) -> str:
         return f"<функция {self._module}.{self.__name__} (в отдельном процессе)>"

@@ -6,10 +6,11 @@ requests from the grading process (pickled tuples: trusted) and answers with pla
 
 - ``("load", name, seconds)``: import the submission's module ``name`` (or run a notebook's code cells);
   answer ``("loaded", callables, notes)`` or ``("load-error", message)``.
-- ``("call", module, function, args, kwargs, seed, seconds, repeat)``: call it (``repeat`` times, when given);
-  answer ``("return", value, sync)``, ``("raise", error, sync)`` or ``("unsendable", what, sync)``. ``sync``
-  describes what the call did to its arguments: the new value of each argument it changed, and the journal of
-  method calls made on the kit's objects (environments), which the grading process replays on its own copies.
+- ``("call", module, function, args, kwargs, seed, seconds, repeat, track)``: call it (``repeat`` times, when
+  given); answer ``("return", value, sync)``, ``("raise", error, sync)`` or ``("unsendable", what, sync)``.
+  ``sync`` describes what the call did to its arguments: the new value of each argument it changed, and the
+  journal of method calls made on the kit's objects (environments), which the grading process replays on its own
+  copies; empty when ``track`` is false (the check made the arguments for this call only).
 - ``("bye",)``: end.
 
 Each request comes as ``(number, request)`` and its answer repeats the number. Each request runs under a
@@ -117,14 +118,19 @@ class Worker:
         callables = sorted(k for k, v in vars(module).items() if callable(v) and not k.startswith("__"))
         return ("loaded", callables, list(getattr(self.impl, "cell_errors", [])))
 
-    def call(self, module: str, function: str, args: tuple, kwargs: dict, seed, seconds: float, repeat: int = 0):
+    def call(self, module: str, function: str, args: tuple, kwargs: dict, seed, seconds: float, repeat: int = 0,
+             track: bool = True):
         if seed is not None:  # a new check: the global generators as the check's seed makes them
             random.seed(seed)
             np.random.seed(seed)
         journals: dict = {}
-        args = [self._guest(a, i, journals) for i, a in enumerate(args)]
-        kwargs = {k: self._guest(v, k, journals) for k, v in kwargs.items()}
-        before = {**{i: _fingerprint(a) for i, a in enumerate(args)}, **{k: _fingerprint(v) for k, v in kwargs.items()}}
+        before: dict = {}
+        if track:
+            args = [self._guest(a, i, journals) for i, a in enumerate(args)]
+            kwargs = {k: self._guest(v, k, journals) for k, v in kwargs.items()}
+            before = {**{i: _fingerprint(a) for i, a in enumerate(args)},
+                      **{k: _fingerprint(v) for k, v in kwargs.items()}}
+        args = list(args)
         self._arm(seconds)
         try:
             func = getattr(self.impl.module(module), function)

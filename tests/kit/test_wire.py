@@ -140,3 +140,25 @@ def test_a_frame_longer_than_the_limit_is_refused_before_it_is_read():
     stream = io.BytesIO(struct.pack("<Q", 10**12) + b"x" * 10)
     with pytest.raises(wire.WireError):
         wire.read_frame(stream)
+
+
+def test_an_untracked_call_sends_back_no_journal_and_the_same_answer():
+    """call_once (a fresh environment for one run) skips the journal of the environment's steps: the test's
+    environment stays as it was, and the answer is the tracked call's."""
+    from grader import homeworks
+    from grader.checks import call_once
+    from grader.remote import Session
+
+    hw = homeworks.load("s6-hw00-rl-foundations")
+    envs = Session.import_provided(hw, "envs")  # the kit's provided module, as the graded tests get it
+    session = Session(hw, hw.solutions_dir, 20)
+    try:
+        sarsa = session.module("control").sarsa
+        tracked_env, fresh_env = envs.CliffWalking(), envs.CliffWalking()
+        tracked = sarsa(tracked_env, 5, seed=3)
+        once = call_once(sarsa, fresh_env, 5, seed=3)
+        assert all(np.array_equal(a, b) for a, b in zip(tracked, once))
+        assert tracked_env.s == envs.CliffWalking.goal_state  # the journal was replayed on the test's environment
+        assert fresh_env.s == envs.CliffWalking.start_state and fresh_env.elapsed_steps == 0  # nothing came back
+    finally:
+        session.close()

@@ -9,7 +9,18 @@ the actions the agent really took. The cliff checks are statistical: several see
 import numpy as np
 import pytest
 
-from grader.checks import call_many, check_close, check_pair, check_that, check_unchanged, fmt, graded, matches, probe
+from grader.checks import (
+    call_many,
+    call_once,
+    check_close,
+    check_pair,
+    check_that,
+    check_unchanged,
+    fmt,
+    graded,
+    matches,
+    probe,
+)
 
 from control_envs import Fork, OneStateBandit, RandomMDP, Recorder, TimeLimitFork
 
@@ -49,8 +60,10 @@ FRESH = ("a' в цели — отдельный ε-жадный выбор, а �
          "по тому самому a', которое агент затем и сделает (выберите его один раз и перенесите на следующий шаг)")
 
 
-def _run(control, name, env, n_episodes, **kwargs):
-    got = getattr(control, name)(env, n_episodes, **kwargs)
+def _run(control, name, env, n_episodes, *, fresh_env=False, **kwargs):
+    """``name``(env, n_episodes, ...) as (Q, episode_returns); ``fresh_env``: the check never looks at ``env`` again."""
+    function = getattr(control, name)
+    got = call_once(function, env, n_episodes, **kwargs) if fresh_env else function(env, n_episodes, **kwargs)
     Q, returns = check_pair(got, f"{name} возвращает (Q, episode_returns)", names=("Q", "episode_returns"))
     return Q, returns
 
@@ -474,19 +487,29 @@ def test_deterministic(control, envs, name):
 
 
 # ---- the cliff: the textbook picture, over several seeds ------------------------------------
+# A correct solution may draw its random numbers in another order than the reference, so each run is a random
+# draw: every rule below is about several seeds, with a margin that a correct solution misses with probability
+# below one in a million. Measured on 10 000 runs of each algorithm (an independent implementation) at 300
+# episodes: the greedy path of Q-learning was the 13-step edge path in every run (fewer than 4 of 5: < 1e-6 even
+# at the 95% upper bound 3e-4 of one run's failure); SARSA's greedy path had more than 4 cells at the edge in 9
+# runs (more than 3 of 10: < 1e-8) and reached the goal in 82% (none of 10: < 1e-7); the trimmed mean returns
+# below never crossed their thresholds in 8 million resampled draws (their 1e-6 quantiles: SARSA −36.4,
+# Q-learning −41.3). The typical mistakes fail them by far (tests/kit/mutants/.../control).
 
-N_EPISODES = 500
+N_EPISODES = 300
+FROM_EPISODE = 51  # the online returns are averaged over episodes 51–300, after the first wandering
+Q_SEEDS, SARSA_SEEDS = range(5), range(10)
 
 
 @pytest.fixture(scope="module")
 def cliff_run(control, envs):
-    """cliff_run(name, seed) -> (Q, episode_returns) of a 500-episode run, each run computed once per module."""
+    """cliff_run(name, seed) -> (Q, episode_returns) of a 300-episode run, each run computed once per module."""
     runs = {}
 
     def get(name, seed):
         if (name, seed) not in runs:
-            Q, returns = _run(control, name, envs.CliffWalking(), N_EPISODES, alpha=0.5, gamma=1.0, epsilon=0.1,
-                              seed=seed)
+            Q, returns = _run(control, name, envs.CliffWalking(), N_EPISODES, fresh_env=True, alpha=0.5, gamma=1.0,
+                              epsilon=0.1, seed=seed)
             runs[name, seed] = (np.asarray(Q, dtype=float), np.asarray(returns, dtype=float))
         return runs[name, seed]
 
@@ -527,70 +550,90 @@ def drawing(states):
     return "\n".join("    " + " ".join(row) for row in grid)
 
 
-@graded("Обрыв, Q-learning (ε = 0.1, α = 0.5, γ = 1): жадный путь — 13 шагов вдоль края, отдача −13 (5 seed)")
+@graded("Обрыв, Q-learning (ε = 0.1, α = 0.5, γ = 1, 300 эпизодов): жадный путь — 13 шагов вдоль края, "
+        "отдача −13 (хотя бы 4 seed из 5)")
 def test_cliff_q_learning_path(control, cliff_run, envs):
-    for seed in range(5):
+    good, report, shown = 0, [], ""
+    for seed in Q_SEEDS:
         Q, _ = cliff_run("q_learning", seed)
         check_that(np.shape(Q) == (48, 4), what="форма Q", expected="(48, 4)", got=str(np.shape(Q)))
         states, total, reached = greedy_path(envs, Q)
         ok = reached and total == -13 and len(states) == 14
-        check_that(ok, what=f"жадный путь Q-learning после {N_EPISODES} эпизодов (seed = {seed})",
-                   expected="13 шагов вдоль края обрыва, отдача −13",
-                   got=f"{len(states) - 1} шагов, отдача {total:g}, {'дошёл' if reached else 'не дошёл'} до цели\n"
-                       + drawing(states),
-                   hint=(None if ok else exact_checks_fail(control, "q_learning")) or
-                   "Q-learning учит жадную политику: цель r + γ·max_b Q(s', b). Если путь обходит край "
-                   "сверху, проверьте, что в цели стоит max, а не Q(s', a') следующего действия.")
+        good += ok
+        report.append(f"seed {seed}: {len(states) - 1} шагов, отдача {total:g}, "
+                      f"{'дошёл' if reached else 'не дошёл'} до цели")
+        if not ok and not shown:
+            shown = f"\nжадный путь для seed {seed}:\n" + drawing(states)
+    ok = good >= 4
+    check_that(ok, what=f"жадные пути Q-learning после {N_EPISODES} эпизодов, seed 0–4",
+               expected="хотя бы у 4 из 5 — 13 шагов вдоль края обрыва, отдача −13",
+               got=f"{good} из 5\n" + "\n".join(report) + shown,
+               hint=(None if ok else exact_checks_fail(control, "q_learning")) or
+               "Q-learning учит жадную политику: цель r + γ·max_b Q(s', b). Если путь обходит край "
+               "сверху, проверьте, что в цели стоит max, а не Q(s', a') следующего действия.")
 
 
-@graded("Обрыв, SARSA: жадный путь держится в стороне от края (10 seed: ≤ 4 клеток у края, ≥ 4 путей до цели)")
+@graded("Обрыв, SARSA: жадный путь держится в стороне от края (10 seed: хотя бы у 7 — не больше 4 клеток у края; "
+        "хотя бы один путь до цели)")
 def test_cliff_sarsa_path(control, cliff_run, envs):
-    reached_goal, report = 0, []
-    for seed in range(10):
+    off_edge, reached_goal, report, shown = 0, 0, [], ""
+    for seed in SARSA_SEEDS:
         Q, _ = cliff_run("sarsa", seed)
         states, total, reached = greedy_path(envs, Q)
         at_edge = sum(s in EDGE for s in states)
+        off_edge += at_edge <= 4
         reached_goal += reached
         report.append(f"seed {seed}: {len(states) - 1} шагов, отдача {total:g}, у края {at_edge}, "
                       f"{'до цели' if reached else 'зациклился'}")
-        check_that(at_edge <= 4, what=f"жадный путь SARSA после {N_EPISODES} эпизодов (seed = {seed})",
-                   expected="не больше 4 клеток над обрывом (строка 2, столбцы 1–10)",
-                   got=f"{at_edge} клеток у края, отдача {total:g}\n" + drawing(states),
-                   hint=(None if at_edge <= 4 else exact_checks_fail(control, "sarsa")) or
-                   "SARSA учит ценность ε-жадной политики: у края она иногда падает, поэтому путь уходит вверх. "
-                   "Если путь идёт вдоль края, цель, вероятно, строится по max (как в Q-learning), а не по Q(s', a').")
-    check_that(reached_goal >= 4, what="жадные пути SARSA для seed 0–9 доходят до цели",
-               expected="хотя бы 4 из 10", got=f"{reached_goal} из 10\n" + "\n".join(report),
-               hint=(None if reached_goal >= 4 else exact_checks_fail(control, "sarsa")) or
-               "жадный путь вдали от края может зациклиться там, где Q выучена плохо, но не в большинстве запусков.")
+        if at_edge > 4 and not shown:
+            shown = f"\nжадный путь для seed {seed}:\n" + drawing(states)
+    ok = off_edge >= 7
+    check_that(ok, what=f"жадные пути SARSA после {N_EPISODES} эпизодов, seed 0–9",
+               expected="хотя бы у 7 из 10 — не больше 4 клеток над обрывом (строка 2, столбцы 1–10)",
+               got=f"{off_edge} из 10\n" + "\n".join(report) + shown,
+               hint=(None if ok else exact_checks_fail(control, "sarsa")) or
+               "SARSA учит ценность ε-жадной политики: у края она иногда падает, поэтому путь уходит вверх. "
+               "Если путь идёт вдоль края, цель, вероятно, строится по max (как в Q-learning), а не по Q(s', a').")
+    check_that(reached_goal >= 1, what="жадные пути SARSA для seed 0–9 доходят до цели",
+               expected="хотя бы один из 10", got="ни один\n" + "\n".join(report),
+               hint=exact_checks_fail(control, "sarsa") or
+               "жадный путь вдали от края может зациклиться там, где Q выучена плохо, но не во всех запусках.")
 
 
-@graded("Обрыв: во время обучения SARSA в среднем получает больше, чем Q-learning (≈ −25 против ≈ −50)")
+def trimmed_mean(values, drop_lowest=0, drop_highest=0) -> float:
+    ordered = sorted(values)
+    return float(np.mean(ordered[drop_lowest:len(ordered) - drop_highest]))
+
+
+@graded("Обрыв: во время обучения SARSA в среднем получает больше, чем Q-learning (≈ −28 против ≈ −50)")
 def test_cliff_online_returns(control, cliff_run, envs):
-    # SARSA over seeds 0–9 (already run for the path check): its per-seed mean has a long lower tail
-    seeds = {"q_learning": range(5), "sarsa": range(10)}
-    means = {}
-    for name in ("q_learning", "sarsa"):
-        per_seed = []
-        for seed in seeds[name]:
+    # SARSA over seeds 0–9, Q-learning over 0–4 (already run for the path checks); each side without the seeds that
+    # lean most towards its threshold (a correct SARSA run sometimes wanders long: the per-seed mean has a long tail)
+    per_seed = {}
+    for name, seeds in (("q_learning", Q_SEEDS), ("sarsa", SARSA_SEEDS)):
+        per_seed[name] = []
+        for seed in seeds:
             _, returns = cliff_run(name, seed)
             check_that(np.shape(returns) == (N_EPISODES,), what=f"{name}: форма episode_returns",
                        expected=f"({N_EPISODES},)", got=str(np.shape(returns)))
-            per_seed.append(returns[100:].mean())
-        means[name] = float(np.mean(per_seed))
-    got = f"SARSA {means['sarsa']:.1f}, Q-learning {means['q_learning']:.1f}"
-    what = (f"средняя отдача за эпизоды 101–{N_EPISODES}, среднее по seed: SARSA 0–9, Q-learning 0–4 "
-            "(ε = 0.1, α = 0.5, γ = 1)")
-    ok = means["sarsa"] > -35
-    check_that(ok, what=what, expected="SARSA выше −35", got=got,
+            per_seed[name].append(returns[FROM_EPISODE - 1:].mean())
+    sarsa = trimmed_mean(per_seed["sarsa"], drop_lowest=2)
+    q_learning = trimmed_mean(per_seed["q_learning"], drop_highest=1)
+    got = (f"SARSA {sarsa:.1f}, Q-learning {q_learning:.1f}\n"
+           + "\n".join(f"{NAMES[name]}, по seed: " + ", ".join(f"{m:.1f}" for m in means)
+                       for name, means in per_seed.items()))
+    what = (f"средняя отдача за эпизоды {FROM_EPISODE}–{N_EPISODES}, среднее по seed: SARSA 0–9 без двух худших, "
+            "Q-learning 0–4 без лучшего (ε = 0.1, α = 0.5, γ = 1)")
+    ok = sarsa > -38
+    check_that(ok, what=what, expected="SARSA выше −38", got=got,
                hint=(None if ok else exact_checks_fail(control, "sarsa")) or
                "SARSA обходит край и почти не падает. Проверьте цель r + γ·Q(s', a') и что действует "
                "ε-жадная политика с переданным ε.")
-    ok = means["q_learning"] < -40
+    ok = q_learning < -40
     check_that(ok, what=what, expected="Q-learning ниже −40", got=got,
                hint=(None if ok else exact_checks_fail(control, "q_learning")) or
                "Q-learning ходит вдоль края и при ε = 0.1 то и дело падает в обрыв (−100). "
                "Если отдача выше, проверьте, что действия выбираются ε-жадно с переданным ε.")
-    ok = means["sarsa"] - means["q_learning"] >= 10
+    ok = sarsa - q_learning >= 10
     check_that(ok, what=what, expected="SARSA лучше хотя бы на 10", got=got,
                hint=None if ok else (exact_checks_fail(control, "sarsa") or exact_checks_fail(control, "q_learning")))
