@@ -104,7 +104,8 @@ def upper95(failures: int, n: int) -> float:
     lo, hi = failures / n, 1.0
     for _ in range(60):
         mid = (lo + hi) / 2
-        below = sum(math.comb(n, k) * mid ** k * (1 - mid) ** (n - k) for k in range(failures + 1))
+        below = sum(math.exp(math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+                             + k * math.log(mid) + (n - k) * math.log1p(-mid)) for k in range(failures + 1))
         lo, hi = (mid, hi) if below > 0.05 else (lo, mid)
     return hi
 

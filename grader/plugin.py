@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import confine, events, homeworks
+from grader import confine, events, homeworks, remote
 from grader.explain import explain
 from grader.homeworks import ROOT
 from grader.loading import NamespaceImplementation
@@ -65,6 +65,7 @@ def pytest_unconfigure(config):
     for session in state["sessions"].values():
         session.close()
     state["sessions"].clear()
+    remote.shutdown()  # the zygotes that forked the workers
     if state["events"] is not None:
         _emit(config, {"event": "finished"})
         state["events"].close()

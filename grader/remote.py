@@ -13,6 +13,7 @@ check that made it; the next call gets a fresh worker, which loads the modules a
 """
 from __future__ import annotations
 
+import atexit
 import builtins
 import importlib.util
 import linecache
@@ -23,6 +24,7 @@ import re
 import secrets
 import select
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -42,6 +44,7 @@ GRACE = 2.0  # s after a call's time limit before the worker is killed if its ow
 START_LIMIT = 30.0  # s for a worker to start (Python, NumPy, the file system view)
 _IGNORED = {"__pycache__", ".ipynb_checkpoints", ".git", ".pytest_cache"}
 _BOOT = "import sys; sys.path.insert(0, {root!r}); from grader.worker import main; main()"
+_ZYGOTE = "import sys; sys.path.insert(0, {root!r}); from grader.worker import zygote; zygote()"
 
 
 # ---- what a failed call raises here -------------------------------------------------------------------
@@ -99,24 +102,22 @@ class BadAnswer(Exception):
 
 # ---- the worker process -------------------------------------------------------------------------------
 
-class _Process:
-    """One worker: a child process and a pipe each way. Its answers are read with a deadline: on POSIX directly
-    from the pipe (select), elsewhere through a reading thread and a queue."""
+class _Channel:
+    """The pipes to one worker: requests written to ``writer``, answers read from ``reader_fd`` with a deadline (on
+    POSIX directly from the pipe with select, elsewhere through a reading thread and a queue)."""
 
-    def __init__(self, cmd: list[str], env: dict, cwd: str, hello: bytes):
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     cwd=cwd, env=env, start_new_session=True)
+    def __init__(self, writer, reader):
+        self.writer, self.reader = writer, reader
         self.pending = bytearray()  # bytes read from the pipe and not yet part of an answer
         self.answers: queue.Queue | None = None
         if os.name != "posix":  # no select() on Windows pipes
             self.answers = queue.Queue()
             threading.Thread(target=self._read, daemon=True).start()
-        self.send(hello)
 
     def _read(self) -> None:
         while True:
             try:
-                frame = wire.read_frame(self.proc.stdout)
+                frame = wire.read_frame(self.reader)
             except (wire.WireError, OSError, ValueError) as exc:
                 self.answers.put(exc)
                 return
@@ -126,7 +127,7 @@ class _Process:
 
     def send(self, payload: bytes) -> bool:
         try:
-            wire.write_frame(self.proc.stdin, payload)
+            wire.write_frame(self.writer, payload)
             return True
         except (OSError, ValueError):
             return False
@@ -159,7 +160,7 @@ class _Process:
 
     def _fill(self, n: int, deadline: float) -> bool:
         """Read until ``n`` bytes are pending (True), or the pipe ends (False); TimeoutError past ``deadline``."""
-        fd = self.proc.stdout.fileno()
+        fd = self.reader.fileno()
         while len(self.pending) < n:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
@@ -169,6 +170,23 @@ class _Process:
                 return False
             self.pending += chunk
         return True
+
+    def close(self) -> None:
+        for stream in (self.writer, self.reader):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+
+class _Process(_Channel):
+    """A worker started as a process of its own (``python -c``, confined by its command line)."""
+
+    def __init__(self, cmd: list[str], env: dict, cwd: str, hello: bytes):
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     cwd=cwd, env=env, start_new_session=True)
+        super().__init__(self.proc.stdin, self.proc.stdout)
+        self.send(hello)
 
     def kill(self) -> None:
         try:
@@ -182,17 +200,162 @@ class _Process:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
-        for stream in (self.proc.stdin, self.proc.stdout):
-            try:
-                stream.close()
-            except OSError:
-                pass
+        self.close()
 
     def exit_code(self) -> int | None:
         try:
             return self.proc.wait(timeout=1)
         except subprocess.TimeoutExpired:
             return None
+
+
+class _Forked(_Channel):
+    """A worker forked by the zygote: its pipes were handed to it with the request; the zygote ends it."""
+
+    def __init__(self, zygote: "_Zygote", config: dict):
+        request_r, request_w = os.pipe()
+        answer_r, answer_w = os.pipe()
+        hang = os.open(config["hang_file"], os.O_WRONLY)
+        try:
+            self.pid = zygote.fork(config, [request_r, answer_w, hang])
+        finally:
+            for fd in (request_r, answer_w, hang):
+                os.close(fd)
+        super().__init__(os.fdopen(request_w, "wb"), os.fdopen(answer_r, "rb", buffering=0))
+        self.zygote = zygote
+
+    def kill(self) -> None:
+        self.zygote.kill(self.pid)
+        self.close()
+
+    def exit_code(self) -> int | None:
+        return self.zygote.wait(self.pid, 1.0)
+
+
+class ZygoteGone(Exception):
+    """The zygote did not start or no longer answers: workers are started as processes of their own."""
+
+
+class _Zygote:
+    """One confined process per grading process (and homework, and confinement) that forks the workers: Python,
+    NumPy and the confinement are paid once, not once per worker (grader.worker.zygote). Its folder holds every
+    session's folder (scratch, hang file), visible and writable in its file system view."""
+
+    def __init__(self, hw: Homework, confined: bool, token: str):
+        self.hw, self.confined, self.token = hw, confined, token
+        self.base = Path(tempfile.mkdtemp(prefix="hwgrade-"))
+        os.chmod(self.base, 0o711)
+        self.proc: subprocess.Popen | None = None
+        self.control = None
+        self.ready: bool | None = None  # None: not started; False: gone
+        self.level = ""
+
+    def start(self) -> None:
+        if self.proc is not None or self.ready is False:
+            return
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        (self.base / "root").mkdir(exist_ok=True)
+        config = {"scratch": str(self.base), "root_dir": str(self.base / "root"), "confined": self.confined,
+                  "visible": _visible(self.hw), "control_fd": theirs.fileno()}
+        cmd = confine.command(["-s", "-B", "-c", _ZYGOTE.format(root=str(ROOT))], self.confined)
+        try:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.DEVNULL, cwd=str(self.base),
+                                         env=confine.environment(self.token), start_new_session=True,
+                                         pass_fds=(theirs.fileno(),))
+        except OSError:
+            self.ready = False
+            return
+        finally:
+            theirs.close()
+        self.control = ours
+        self.channel = _Channel(self.proc.stdin, self.proc.stdout)
+        self.channel.send(pickle.dumps(config))
+
+    def _await(self) -> None:
+        if self.ready is None:
+            try:
+                answer = self.channel.receive(START_LIMIT)
+            except (TimeoutError, wire.WireError):
+                answer = None
+            self.ready = _shape(answer, "ready", 2)
+            if self.ready:
+                self.level = str(answer[1])
+            self.channel.close()
+        if not self.ready:
+            self.stop()
+            raise ZygoteGone
+
+    def _request(self, request: tuple, fds: list[int] = ()):
+        self.start()
+        self._await()
+        try:
+            socket.send_fds(self.control, [pickle.dumps(request)], list(fds))
+            self.control.settimeout(START_LIMIT)
+            answer = wire.decode(self.control.recv(1 << 16))
+        except (OSError, wire.WireError):
+            self.ready = False
+            self.stop()
+            raise ZygoteGone from None
+        return answer
+
+    def fork(self, config: dict, fds: list[int]) -> int:
+        answer = self._request(("fork", config), fds)
+        if not (_shape(answer, "forked", 2) and type(answer[1]) is int):
+            raise ZygoteGone
+        return answer[1]
+
+    def kill(self, pid: int) -> None:
+        try:
+            self._request(("kill", pid))
+        except ZygoteGone:
+            pass
+
+    def wait(self, pid: int, seconds: float) -> int | None:
+        try:
+            answer = self._request(("wait", pid, seconds))
+        except ZygoteGone:
+            return None
+        return answer[1] if _shape(answer, "status", 2) and type(answer[1]) in (int, type(None)) else None
+
+    def stop(self) -> None:
+        """End the zygote: it ends when its socket closes, and its PID namespace with every worker in it."""
+        if self.control is not None:
+            self.control.close()
+            self.control = None
+        if self.proc is not None:
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, 9)
+                self.proc.wait()
+            self.proc = None
+        confine.reap(self.token)
+
+
+_ZYGOTES: dict[tuple, _Zygote] = {}
+
+
+def _zygote(hw: Homework, confined: bool) -> _Zygote | None:
+    """The zygote of this process for ``hw`` (None where workers cannot be forked: Windows)."""
+    if not hasattr(os, "fork") or not hasattr(socket, "send_fds"):
+        return None
+    key = (hw.name, str(hw.tests_dir), confined)
+    if key not in _ZYGOTES or _ZYGOTES[key].ready is False:
+        run = os.environ.get("HWKIT_RUN_TOKEN") or uuid.uuid4().hex
+        _ZYGOTES[key] = _Zygote(hw, confined, f"{run}.{uuid.uuid4().hex[:12]}")
+    return _ZYGOTES[key]
+
+
+def shutdown() -> None:
+    """End every zygote of this process (the grading process's last step)."""
+    for zygote in _ZYGOTES.values():
+        zygote.stop()
+        shutil.rmtree(zygote.base, ignore_errors=True)
+    _ZYGOTES.clear()
+
+
+atexit.register(shutdown)
 
 
 @dataclass
@@ -220,12 +383,14 @@ class Session:
         self.timeout_hints = timeout_hints or {}  # function -> what to look at when it runs past the limit
         self.provided = provided_modules(hw)
         self.test_modules = sorted(p.stem for p in hw.tests_dir.glob("*.py"))
-        self.tmp = Path(tempfile.mkdtemp(prefix="hwgrade-"))
         # the run's marker (the grader reaps the whole run by it) and this session's own under it: a worker
         # discarded here (a hang) never takes another part's worker with it
         self.token = f"{os.environ.get('HWKIT_RUN_TOKEN') or uuid.uuid4().hex}.{uuid.uuid4().hex[:12]}"
         self.confined = confine.namespaces_available()
         self.level = confine.NAMESPACES if self.confined else confine.LIMITS_ONLY
+        self.zygote = _zygote(hw, self.confined)  # workers forked by it, where it can (the folder is in its view)
+        self.tmp = Path(tempfile.mkdtemp(prefix="session-" if self.zygote else "hwgrade-",
+                                         dir=str(self.zygote.base) if self.zygote else None))
         self.worker: _Process | None = None
         self.ready = False
         self.loaded: dict[str, _Loaded] = {}
@@ -357,8 +522,10 @@ class Session:
     # ---- the worker's life ------------------------------------------------------------------------------
 
     def prepare(self) -> None:
-        """Start the worker now, without waiting for it: it boots while pytest collects the checks."""
-        if self.worker is None:
+        """Start the worker (or the zygote that forks it) now, without waiting: it boots while pytest collects."""
+        if self.zygote is not None:
+            self.zygote.start()
+        elif self.worker is None:
             self._spawn()
 
     def _start(self) -> None:
@@ -375,10 +542,16 @@ class Session:
                  "root_dir": str(self.tmp / "root"), "visible": _visible(self.hw)}
         (self.tmp / "root").mkdir(exist_ok=True)
         (self.tmp / "hang.txt").write_text("", encoding="utf-8")
+        self.ready = False
+        if self.zygote is not None and self.zygote.confined == self.confined:
+            try:
+                self.worker = _Forked(self.zygote, hello)
+                return
+            except ZygoteGone:
+                self.zygote = None  # started as a process of its own from now on
         # -s: no user site; -B: no bytecode written; the environment is the clean one of confine.environment
         cmd = confine.command(["-s", "-B", "-c", _BOOT.format(root=str(ROOT))], self.confined)
         self.worker = _Process(cmd, confine.environment(self.token), str(scratch), pickle.dumps(hello))
-        self.ready = False
 
     def _await_ready(self) -> None:
         if self.ready:

@@ -299,12 +299,18 @@ def _private_streams():
 
 
 def main() -> None:
+    """A worker started on its own (``python -c``): its configuration comes first on its standard input."""
     proto_in, proto_out = _private_streams()
     config = pickle.loads(wire.read_frame(proto_in))
     from grader import confine
 
     hang_file = open(config["hang_file"], "w", encoding="utf-8")  # opened before the file system view changes
     level = confine.enter(config)  # the file system view, limits; before any student code runs
+    _serve(config, hang_file, proto_in, proto_out, level)
+
+
+def _serve(config: dict, hang_file, proto_in, proto_out, level: str) -> None:
+    """Answer requests until the grading process says bye or closes the pipe; then end the process."""
     sys.path[:0] = [config["scratch"], *config["import_path"]]
     os.chdir(config["scratch"])
     worker = Worker(config, hang_file)
@@ -321,3 +327,95 @@ def main() -> None:
         else:
             break
     os._exit(0)
+
+
+# ---- the zygote: workers by fork, without paying Python's and NumPy's start-up each time ----------------
+
+def zygote() -> None:
+    """A confined process that has imported what a worker needs and nothing of the submission's, and forks a
+    worker for each request of the grading process. Requests come over a Unix socket (``control_fd``), each with
+    three descriptors: the worker's request pipe, its answer pipe and its hang file. Requests (pickled: trusted):
+    ``("fork", config)`` → ``("forked", pid)``; ``("kill", pid)`` (its process group) → ``("killed", code)``;
+    ``("wait", pid, seconds)`` → ``("status", code or None)``. Answers are plain data (grader.wire). The zygote
+    ends when the grading process closes the socket; as the first process of its PID namespace, it takes every
+    worker with it."""
+    import signal
+    import socket
+
+    proto_in, proto_out = _private_streams()
+    config = pickle.loads(wire.read_frame(proto_in))
+    from grader import confine
+
+    level = confine.enter(config)
+    confine.not_dumpable()
+    for name in ("grader.loading", "grader.wire"):  # what every worker imports, imported once here
+        __import__(name)
+    control = socket.socket(fileno=config["control_fd"])
+    ended: dict[int, int] = {}
+    wire.write_frame(proto_out, wire.encode(("ready", level)))
+    proto_in.close()
+    proto_out.close()
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(control, 1 << 20, 3)
+        except OSError:
+            break
+        if not message:
+            break
+        request = pickle.loads(message)
+        if request[0] == "fork":
+            pid = os.fork()
+            if pid == 0:
+                control.close()
+                os.setsid()
+                try:
+                    _serve(request[1], os.fdopen(fds[2], "w", encoding="utf-8"), os.fdopen(fds[0], "rb", buffering=0),
+                           os.fdopen(fds[1], "wb"), level)
+                finally:
+                    os._exit(70)
+            for fd in fds:
+                os.close(fd)
+            answer = ("forked", pid)
+        elif request[0] == "kill":
+            try:
+                os.killpg(request[1], signal.SIGKILL)
+            except OSError:
+                pass
+            answer = ("killed", _wait(request[1], 5.0, ended))
+        elif request[0] == "wait":
+            answer = ("status", _wait(request[1], float(request[2]), ended))
+        else:
+            answer = ("unknown",)
+        _reap(ended)
+        control.send(wire.encode(answer))
+    os._exit(0)
+
+
+def _wait(pid: int, seconds: float, ended: dict) -> int | None:
+    """The exit code of the zygote's child ``pid`` (−signal when killed), waiting up to ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while True:
+        if pid in ended:
+            return ended[pid]
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return ended.get(pid)
+        if done:
+            ended[pid] = os.waitstatus_to_exitcode(status)
+            return ended[pid]
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.002)
+
+
+def _reap(ended: dict) -> None:
+    """Collect every child that has ended (workers, and processes they left behind, reparented here)."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if not pid:
+            return
+        ended[pid] = os.waitstatus_to_exitcode(status)
