@@ -29,7 +29,8 @@ from grader.homeworks import ROOT
 # What never goes into the student's copy. A pattern with a "/" is a path relative to the repository (a folder
 # drops everything under it); one without is a glob matched against every part of a path.
 EXCLUDED = [
-    "solutions", "tests/kit", "benchmarks/grading_speed.py", "benchmarks/feedback_quality.py", ".benchmarks", ".ci",
+    "solutions", "tests/kit", "benchmarks/grading_speed.py", "benchmarks/feedback_quality.py",
+    "benchmarks/cliff_margins.py", ".benchmarks", ".ci",  # cliff_margins plays Q-learning and SARSA: a solution
     "docs", ".git", ".github",
     "grader/build.py", "grader/stubs.py", "grader/notebook_build.py", "grader/batch.py", "grader/release.py",
     "grader/gradescope.py",
