@@ -1,17 +1,18 @@
-"""How fast the grader is, as a student and an instructor meet it (a benchmark, not a test: it prints figures).
+"""How fast the grader is and what it costs, as ratios to the interpreter's floor (a benchmark, not a test).
 
-    python benchmarks/grading_speed.py [HW] [--repeat 3] [--batch-size 20] [--jobs 2] [--no-batch] [--before REV]
+    python benchmarks/grading_speed.py [HW] [--quick] [--repeat 3] [--batch-size 20] [--jobs N] [--before REV]
 
-Prints the wall time of: ``python -c "import numpy, pytest"`` (the floor: every graded part runs in its own
-child process that pays it); grading the reference solutions, all parts, and its ratio to that floor;
-grading each part alone; a batch of ``--batch-size`` copies of the solutions with ``--jobs`` jobs.
-Each figure is the median of ``--repeat`` runs, measured as the user meets it (a fresh process). Also: the
-cost of the trust boundary per call (a student's function called through the worker's pipe, against the same
-function called in this process), and with ``--before REV`` the whole homework graded by the kit as it was
-at git revision REV, alternating with this one in the same run, so that both meet the same machine load.
-Targets (issue 7): the whole homework < 5 s, any part but the Boss < 1 s, a batch of 20 with 2 jobs < 60 s.
-It first says what it will run and, once the whole homework has been timed, about how long the rest takes;
-a progress line on stderr follows each run (a few minutes on 2 busy cores).
+The floor is ``python -c "import numpy, pytest"``: what any Python grader pays once. Measured in one run, each
+in a fresh process as the user meets it, wall time and CPU time (of the process and everything it started),
+the median of ``--repeat`` runs: the floor; grading the reference solutions, all parts (wall and CPU, against
+issue 13's targets: ≤ 8× the floor's wall, ≤ 15× its CPU); each part alone (target ≤ 2.5× the floor); one
+check; the solved notebook (``--notebook``); the loop-heavy correct variant of tests/kit/variants (a slow but
+correct student: its time, and the slowest part against its time limit per check); a batch of ``--batch-size``
+copies of the solutions (target ≤ 60 s). Also the cost of one call through the worker's pipe, and with
+``--before REV`` the whole homework graded by the kit at git revision REV, alternating with this one, so that
+both meet the same machine load. ``--quick`` (under 30 s): one run each, no batch, no variant.
+Timings on a shared machine vary by ±20%: compare figures of one run, not of two runs.
+A progress line on stderr follows each run.
 """
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ sys.path.insert(0, str(ROOT))
 from grader import homeworks  # noqa: E402
 
 CHECK = [sys.executable, str(ROOT / "homework" / "check.py")]
-TARGET_ALL, TARGET_PART, TARGET_BATCH = 5.0, 1.0, 60.0
+TARGET_WALL, TARGET_CPU, TARGET_PART, TARGET_BATCH = 8.0, 15.0, 2.5, 60.0  # issue 13: × the floor; s for a batch
+VARIANT = ROOT / "tests" / "kit" / "variants"
 
 
 class Progress:
@@ -56,26 +58,45 @@ class Progress:
 PROGRESS: Progress | None = None
 
 
-def wall(cmd: list[str], repeat: int, label: str = "") -> tuple[float, int]:
-    """Median wall time of ``cmd`` over ``repeat`` runs, and its last exit code."""
-    times, code = [], 0
+def _children_cpu() -> float:
+    try:
+        import resource
+    except ImportError:  # Windows: no CPU figure
+        return float("nan")
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def measure(cmd: list[str], repeat: int, label: str = "") -> tuple[float, float, int]:
+    """Median wall and CPU seconds of ``cmd`` over ``repeat`` runs (CPU: the process and every process it waited
+    for, which is all of them: workers end before their grading process), and the last exit code."""
+    walls, cpus, code = [], [], 0
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     for i in range(repeat):
         if PROGRESS is not None:
             PROGRESS.show(f"{label} ({i + 1}/{repeat})" if repeat > 1 else label)
-        started = time.perf_counter()
+        cpu, started = _children_cpu(), time.perf_counter()
         code = subprocess.run(cmd, cwd=str(ROOT), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               env=env).returncode
-        times.append(time.perf_counter() - started)
+        walls.append(time.perf_counter() - started)
+        cpus.append(_children_cpu() - cpu)
     if PROGRESS is not None:
         PROGRESS.clear()
-    return statistics.median(times), code
+    return statistics.median(walls), statistics.median(cpus), code
 
 
-def verdict(seconds: float, target: float | None) -> str:
-    if target is None:
-        return ""
-    return f"  target < {target:g} s: {'ok' if seconds < target else 'MISSED'}"
+def row(label: str, wall: float, floor: tuple[float, float], cpu: float | None = None,
+        wall_target: float | None = None, cpu_target: float | None = None, note: str = "") -> None:
+    """One line: seconds, × the floor (wall, and CPU when given), and the targets met or missed."""
+    text = f"{label:<46} {wall:6.2f} s = {wall / floor[0]:5.1f}× floor"
+    if cpu is not None:
+        text += f"; CPU {cpu:5.2f} s = {cpu / floor[1]:5.1f}× floor"
+    verdicts = []
+    if wall_target is not None:
+        verdicts.append(f"wall ≤ {wall_target:g}×: {'ok' if wall / floor[0] <= wall_target else 'MISSED'}")
+    if cpu_target is not None:
+        verdicts.append(f"CPU ≤ {cpu_target:g}×: {'ok' if cpu / floor[1] <= cpu_target else 'MISSED'}")
+    print(text + (f"  [{'; '.join(verdicts)}]" if verdicts else "") + (f"  {note}" if note else ""), flush=True)
 
 
 def boundary(hw, calls: int = 2000) -> None:
@@ -118,70 +139,108 @@ def compare(hw, rev: str, repeat: int) -> None:
         try:
             then, now = [], []
             for _ in range(repeat):
-                then.append(wall([sys.executable, str(before / "homework" / "check.py"), hw.name, "--solutions"], 1)[0])
-                now.append(wall([*CHECK, hw.name, "--solutions"], 1)[0])
-            print(f"{f'solutions, all parts: kit at {rev} / now':<44} {statistics.median(then):7.2f} s / "
-                  f"{statistics.median(now):.2f} s (alternating, median of {repeat})")
+                then.append(measure([sys.executable, str(before / "homework" / "check.py"), hw.name, "--solutions"],
+                                    1, f"kit at {rev}")[:2])
+                now.append(measure([*CHECK, hw.name, "--solutions"], 1, "this kit")[:2])
+            med = [(statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs))
+                   for runs in (then, now)]
+            print(f"{f'solutions, all parts: kit at {rev} / now':<46} {med[0][0]:6.2f} s / {med[1][0]:.2f} s wall, "
+                  f"CPU {med[0][1]:.2f} s / {med[1][1]:.2f} s (alternating, median of {repeat})")
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(before)], cwd=str(ROOT),
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def slowest_check(hw, folder: Path) -> str:
+    """The slowest check of ``folder``'s grading and its part's time limit (pytest's own durations, one process)."""
+    worst = (0.0, "", 0.0)
+    for part in hw.parts:
+        proc = subprocess.run([sys.executable, "-m", "pytest", str(hw.tests_dir / part.tests), "--impl", str(folder),
+                               "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--durations=1", "-o", "addopts=",
+                               "--durations-min=0"], cwd=str(ROOT), capture_output=True, text=True,
+                              env=dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"))
+        for line in proc.stdout.splitlines():
+            words = line.split()
+            if len(words) == 3 and words[0].endswith("s") and words[1] in ("call", "setup"):
+                seconds = float(words[0][:-1])
+                if seconds / part.timeout > worst[0] / max(worst[2], 1e-9):
+                    worst = (seconds, words[2].split("::")[-1], part.timeout)
+    return f"slowest check {worst[1]}: {worst[0]:.2f} s of its {worst[2]:g} s limit"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("homework", nargs="?", default="s6-hw00-rl-foundations")
+    p.add_argument("--quick", action="store_true", help="one run each, no batch and no variant (under 30 s)")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--batch-size", type=int, default=20)
-    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     p.add_argument("--no-batch", action="store_true")
     p.add_argument("--before", metavar="REV", help="also grade with the kit at this git revision, alternating")
     args = p.parse_args(argv)
     hw = homeworks.load(args.homework)
+    repeat = 1 if args.quick else args.repeat
+    batch = not (args.quick or args.no_batch)
+    variant = VARIANT / hw.name / "loop_heavy"
+    variant = variant if variant.is_dir() and not args.quick else None
 
     global PROGRESS
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{hw.name}: {len(hw.parts)} parts; {os.cpu_count()} CPUs, load average {load:.2f}; "
-          f"Python {sys.version.split()[0]}; median of {args.repeat} runs")
-    runs = args.repeat * (2 + len(hw.parts)) + (0 if args.no_batch else 1)
-    print(f"Will time: the floor (import numpy, pytest); grading the solutions, all parts; each of the "
-          f"{len(hw.parts)} parts alone" + ("" if args.no_batch else
-                                            f"; a batch of {args.batch_size} copies with --jobs {args.jobs}")
-          + f" — {runs} runs, each in a fresh process (progress on stderr).", flush=True)
+          f"Python {sys.version.split()[0]}; median of {repeat} run(s) each, in fresh processes")
+    runs = 3 + repeat * (2 + len(hw.parts) + 1) + (1 if variant else 0) + (1 if batch else 0)
     PROGRESS = Progress(runs)
-    floor, _ = wall([sys.executable, "-c", "import numpy, pytest"], args.repeat, "the floor")
-    label = 'python -c "import numpy, pytest"'
-    print(f"{label:<44} {floor:7.2f} s   (the floor, paid once per part)", flush=True)
+    floor = measure([sys.executable, "-c", "import numpy, pytest"], 3, "the floor")
+    label = 'python -c "import numpy, pytest" (the floor)'
+    print(f"{label:<46} {floor[0]:6.2f} s wall, CPU {floor[1]:.2f} s", flush=True)
 
-    whole, code = wall([*CHECK, hw.name, "--solutions"], args.repeat, "solutions, all parts")
-    print(f"{'solutions, all parts':<44} {whole:7.2f} s   = {whole / floor:5.1f} × floor"
-          f"{'' if code == 0 else f'  (exit {code}: not 100%!)'}{verdict(whole, TARGET_ALL)}", flush=True)
-    # parts alone run one after the other (the whole runs 2 at a time); a batch work grades like the whole
-    rest = 2 * whole * args.repeat + (0 if args.no_batch else 2 * whole * args.batch_size / max(args.jobs, 1))
-    print(f"  (the rest should take about {rest / 60:.1f} min at this speed)", flush=True)
+    wall, cpu, code = measure([*CHECK, hw.name, "--solutions"], repeat, "solutions, all parts")
+    row("solutions, all parts", wall, floor, cpu, TARGET_WALL, TARGET_CPU, "" if code == 0 else f"(exit {code}!)")
     for part in hw.parts:
-        seconds, code = wall([*CHECK, hw.name, part.id, "--solutions"], args.repeat, f"one part: {part.id}")
-        target = None if part.id == "boss" else TARGET_PART
-        print(f"{'  one part: ' + part.id:<44} {seconds:7.2f} s   = {seconds / floor:5.1f} × floor"
-              f"{'' if code == 0 else f'  (exit {code})'}{verdict(seconds, target)}", flush=True)
+        wall, cpu, code = measure([*CHECK, hw.name, part.id, "--solutions"], repeat, f"one part: {part.id}")
+        row(f"  one part: {part.id}", wall, floor, cpu, TARGET_PART, note="" if code == 0 else f"(exit {code}!)")
+    first = hw.parts[0]
+    check = next(iter(_check_names(hw, first)), first.id)
+    wall, cpu, _ = measure([*CHECK, hw.name, check, "--solutions"], repeat, "one check")
+    row(f"  one check: {check}", wall, floor, cpu)
 
-    boundary(hw)
-    if args.before:
-        compare(hw, args.before, args.repeat)
+    with tempfile.TemporaryDirectory(prefix="hwbench-") as tmp:
+        from grader.notebook_build import write_solved
 
-    if not args.no_batch:
-        with tempfile.TemporaryDirectory(prefix="hwbench-") as tmp:
+        solved = write_solved(hw.name, Path(tmp) / "solved.ipynb")
+        wall, cpu, code = measure([*CHECK, hw.name, "--notebook", str(solved)], repeat, "the solved notebook")
+        row("the solved notebook (--notebook)", wall, floor, cpu, note="" if code == 0 else f"(exit {code}!)")
+
+        if variant is not None:
+            wall, cpu, code = measure([*CHECK, hw.name, "--dir", str(variant)], 1, "the loop-heavy variant")
+            row("loop-heavy correct variant, all parts", wall, floor, cpu,
+                note=("" if code == 0 else f"(exit {code}!) ") + slowest_check(hw, variant))
+
+        if batch:
             folder = Path(tmp) / "submissions"
             for i in range(args.batch_size):
                 shutil.copytree(hw.solutions_dir, folder / f"student{i:02d}",
                                 ignore=shutil.ignore_patterns("__pycache__"))
             csv_path = Path(tmp) / "scores.csv"
-            seconds, code = wall([*CHECK, hw.name, "--batch", str(folder), "--jobs", str(args.jobs),
-                                  "--csv", str(csv_path)], 1, f"batch of {args.batch_size}")
+            wall, cpu, code = measure([*CHECK, hw.name, "--batch", str(folder), "--jobs", str(args.jobs),
+                                       "--csv", str(csv_path)], 1, f"batch of {args.batch_size}")
             rows = csv_path.read_text(encoding="utf-8").splitlines()[1:] if csv_path.is_file() else []
-            print(f"{f'batch of {args.batch_size} copies of the solutions, --jobs {args.jobs}':<44} {seconds:7.2f} s"
-                  f"   = {seconds / max(args.batch_size, 1):.2f} s per submission, {len(rows)} CSV rows"
-                  f"{'' if code == 0 else f'  (exit {code})'}{verdict(seconds, TARGET_BATCH)}")
+            print(f"{f'batch of {args.batch_size} copies, --jobs {args.jobs}':<46} {wall:6.2f} s = "
+                  f"{wall / max(args.batch_size, 1):.2f} s per submission, CPU {cpu:.1f} s, {len(rows)} CSV rows"
+                  f"  [≤ {TARGET_BATCH:g} s: {'ok' if wall <= TARGET_BATCH else 'MISSED'}]"
+                  f"{'' if code == 0 else f'  (exit {code})'}", flush=True)
+
+    boundary(hw)
+    if args.before:
+        compare(hw, args.before, args.repeat)
     return 0
+
+
+def _check_names(hw, part) -> list[str]:
+    """``part::check`` names, as ``check.py HW PART --list`` prints them."""
+    proc = subprocess.run([*CHECK, hw.name, part.id, "--list"], cwd=str(ROOT), capture_output=True, text=True,
+                          encoding="utf-8")
+    return [line.split()[0].strip('"') for line in proc.stdout.splitlines() if line.strip().startswith(f'"{part.id}::')]
 
 
 if __name__ == "__main__":
