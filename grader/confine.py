@@ -7,11 +7,13 @@ carrying the run's marker). A grader running as root runs the worker as ``nobody
 
 On Linux, where unprivileged user namespaces work (``unshare --user --map-root-user --pid --fork
 --mount-proc --net --mount``), the worker also gets: no network (an empty network namespace), no view of
-other processes (its own PID namespace: when the worker ends, every process it started ends too), and a
+other processes (a PID namespace of its own, or, for workers forked by a zygote, of its zygote and the other
+parts' workers of the same submission: when the first process ends, every process in it ends too), and a
 file system of its own: a fresh root (pivot_root, the old one detached) holding read-only views of the system
-and Python folders, the kit's ``grader/`` and the homework's tests, a private ``/tmp``, and the scratch folder;
-everything else — ``solutions/``, other submissions, the grader's output folders, homes — is simply not
-there. Once the view is built, the worker drops every capability, so it cannot remount anything.
+and Python folders, the kit's ``grader/`` and the homework's tests, a private ``/tmp``, and the scratch folder
+(the zygote's: the scratch folders of the submission's parts); everything else — ``solutions/``, other
+submissions, the grader's output folders, homes — is simply not there. Once the view is built, every
+capability is dropped, so nothing can be remounted.
 
 ``HWKIT_CONFINE=off`` turns the namespace layer off (the kit's tests use it to try the fallback); the grader's
 command line sets ``on`` or ``off`` for its checking processes after probing once.
