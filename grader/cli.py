@@ -1,7 +1,8 @@
 """The grader's command line: ``python homework/check.py HW [PART ...] [options]``.
 
 Options may stand anywhere (``check.py HW -v PART`` = ``check.py HW PART -v``), as with pytest. Every usage
-mistake exits 2 with one line in Russian saying what is wrong and what would work, before anything is graded.
+mistake exits 2 with one line in Russian saying what is wrong and what would work, before anything is graded
+(a check name that is no check of its part: as soon as the checking process has collected the part's checks).
 """
 from __future__ import annotations
 
@@ -278,11 +279,10 @@ def main(argv: list[str] | None = None) -> int:
                       feedback_dir=args.feedback)
             return 0
         impl, label, source_opts = _source(args, hw)
-        _validate_selection(hw, selected, whole)
     except UsageError as exc:
         print(f"ошибка: {exc}", file=sys.stderr)
         return 2
-    return _grade(args, hw, selected, whole, impl, label, source_opts)
+    return _grade(args, hw, selected, impl, label, source_opts)
 
 
 def _check_options(args) -> None:
@@ -296,13 +296,23 @@ def _check_options(args) -> None:
         raise UsageError("с --batch баллы записывает --csv; --json — для одной работы")
 
 
-def _grade(args, hw, selected, whole, impl: str, label: str, source_opts: list[str]) -> int:
-    """Grade the selected parts, print the scoreboard, write --json/--csv; the exit code."""
+def _grade(args, hw, selected, impl: str, label: str, source_opts: list[str]) -> int:
+    """Grade the selected parts, print the scoreboard, write --json/--csv; the exit code. Check names given as
+    ``part::test`` are matched by the checking process itself (no collection of their own beforehand): a name
+    that is no check of its part is a usage error, and then nothing was graded."""
     started = time.perf_counter()
     groups = schedule(selected, args.jobs)  # one checking process per group, the costliest parts first
     with ThreadPoolExecutor(max_workers=len(groups)) as pool:
         graded = {r.part.id: r for g in pool.map(lambda g: run_parts(hw, g, impl, args.timeout), groups) for r in g}
     results = [graded[part.id] for part, _ in selected]
+    try:
+        for (part, tests), result in zip(selected, results):
+            if result.unknown:
+                _check_selection(hw, part, tests, result.all_checks)
+    except UsageError as exc:
+        print(f"ошибка: {exc}", file=sys.stderr)
+        return 2
+    whole = {r.part.id: r.all_checks for r in results if r.all_checks}
     rerun = " ".join(["python homework/check.py", hw.name, *source_opts])
     files = None if args.notebook else (hw.homework_dir.relative_to(ROOT).as_posix() if impl == "homework"
                                          else args.dir or hw.solutions_dir.relative_to(ROOT).as_posix())

@@ -41,6 +41,9 @@ def pytest_addoption(parser):
     group.addoption("--results-file", default=None, help="write the events to this file instead (in-process runs)")
     group.addoption("--check-timeout", type=float, default=None, help="seconds for one check (default: the part's)")
     group.addoption("--homework", default=None, help="the homework graded: its worker starts at once")
+    group.addoption("--select", action="append", default=[], metavar="FILE::CHECK",
+                    help="grade only these checks of test file FILE (a check's name, or its name without [params]); "
+                         "a name that is no check of FILE: nothing is graded")
 
 
 def pytest_configure(config):
@@ -80,11 +83,48 @@ def _emit(config, record: dict) -> None:
         out.flush()
 
 
+def _meta(item) -> dict:
+    title, weight, bonus = _title(item)
+    return {"nodeid": item.nodeid, "name": item.name, "title": title, "weight": weight, "bonus": bonus}
+
+
+def _file(item) -> str:
+    return item.nodeid.split("::")[0].rsplit("/", 1)[-1]
+
+
+def _selected(item, names: list[str]) -> bool:
+    return any(item.name == name or item.name.split("[")[0] == name for name in names)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """``--select``: every check of a file with a selection is reported (``part-checks``: what a part has, for the
+    report of a partial run), the others deselected; a name matching no check is reported (``unknown-checks``) and
+    nothing is graded."""
+    wanted: dict[str, list[str]] = {}
+    for value in config.getoption("--select", default=None) or []:
+        file, _, name = value.partition("::")
+        wanted.setdefault(file, []).append(name)
+    if not wanted:
+        return
+    unknown = []
+    for file, names in wanted.items():
+        present = [item for item in items if _file(item) == file]
+        _emit(config, {"event": "part-checks", "file": file, "items": [_meta(item) for item in present]})
+        unknown += [f"{file}::{name}" for name in names if not any(_selected(item, [name]) for item in present)]
+    keep = [] if unknown else [item for item in items
+                               if _file(item) not in wanted or _selected(item, wanted[_file(item)])]
+    if unknown:
+        _emit(config, {"event": "unknown-checks", "names": unknown})
+    dropped = [item for item in items if item not in keep]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+
+
 def pytest_collection_finish(session):
     items = []
     for item in session.items:
-        title, weight, bonus = _title(item)
-        items.append({"nodeid": item.nodeid, "name": item.name, "title": title, "weight": weight, "bonus": bonus})
+        items.append(_meta(item))
         module = getattr(item, "module", None)
         pristine = session.config.stash[_STATE]["pristine"]
         if module is not None and module.__name__ not in pristine:

@@ -35,6 +35,8 @@ class PartResult:
     seconds: float = 0.0
     confinement: str = ""  # how the worker that ran the student's code was confined
     forged: int = 0  # lines in the results channel without the grader's signature (ignored)
+    all_checks: list[dict] = field(default_factory=list)  # when only some checks were selected: all of the part's
+    unknown: list[str] = field(default_factory=list)  # selected names that are no check of the part (none graded)
 
     def _weights(self, bonus: bool) -> tuple[float, float]:
         own = [c for c in self.checks if c.bonus == bonus]

@@ -87,16 +87,16 @@ def run_parts(hw: Homework, selected: list[tuple[Part, list[str] | None]], impl:
     its own, with the part's time limit per check (``timeout`` overrides it)."""
     started = time.perf_counter()
     results = {part.id: PartResult(part) for part, _ in selected}
-    targets = []
+    targets, selects = [], []
     for part, selection in selected:
         test_file = hw.tests_dir / part.tests
         if not test_file.is_file():
             results[part.id].error = f"нет файла с проверками {test_file.relative_to(ROOT)}"
             continue
-        path = test_file.as_posix()
-        targets += [f"{path}::{s}" for s in selection] if selection else [path]
+        targets.append(test_file.as_posix())
+        selects += [f"--select={part.tests}::{s}" for s in selection or []]  # the plugin selects: one collection
     if targets:
-        cmd = [sys.executable, "-m", "pytest", *targets, "--impl", impl, "--events", "--capture=no",
+        cmd = [sys.executable, "-m", "pytest", *targets, *selects, "--impl", impl, "--events", "--capture=no",
                "--homework", hw.name, *(["--check-timeout", str(timeout)] if timeout is not None else []),
                *PYTEST_FLAGS, "-W", "ignore"]
         limit = timeout if timeout is not None else max(part.timeout for part, _ in selected)
@@ -120,6 +120,13 @@ def _sort(hw: Homework, selected, results: dict[str, PartResult], records: list[
         if owner is not None:
             results[owner].checks.append(check)
     for rec in records:
+        if rec.get("event") == "part-checks" and by_file.get(rec.get("file")) in results:
+            results[by_file[rec["file"]]].all_checks = [dict(item) for item in rec.get("items", [])]
+        if rec.get("event") == "unknown-checks":
+            for name in rec.get("names", []):
+                file, _, check = str(name).partition("::")
+                if by_file.get(file) in results:
+                    results[by_file[file]].unknown.append(check)
         if rec.get("event") == "notes":
             owner = by_module.get(rec.get("module"))
             for part_id in [owner] if owner else list(results):
@@ -130,7 +137,9 @@ def _sort(hw: Homework, selected, results: dict[str, PartResult], records: list[
         r.confinement, r.forged = level, forged
         if r.error:
             continue
-        if not r.checks:
+        if r.unknown:
+            r.error = f"нет проверки с таким именем: {', '.join(r.unknown)}"
+        elif not r.checks:
             r.error = collection_error(errors + output, selection)
         elif stuck:
             r.error = "процесс проверки завис и был остановлен (это ошибка самой проверки, а не вашего кода)"
