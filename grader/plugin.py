@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import confine, events, homeworks, remote
+from grader import confine, events, homeworks, zygote
 from grader.explain import explain
 from grader.homeworks import ROOT
 from grader.loading import NamespaceImplementation
@@ -41,6 +41,8 @@ def pytest_addoption(parser):
     group.addoption("--results-file", default=None, help="write the events to this file instead (in-process runs)")
     group.addoption("--check-timeout", type=float, default=None, help="seconds for one check (default: the part's)")
     group.addoption("--homework", default=None, help="the homework graded: its worker starts at once")
+    group.addoption("--zygote", default=None, metavar="FD:FOLDER",
+                    help="the zygote the grader's command line started for this process (grader/zygote.py)")
     group.addoption("--select", action="append", default=[], metavar="FILE::CHECK",
                     help="grade only these checks of test file FILE (a check's name, or its name without [params]); "
                          "a name that is no check of FILE: nothing is graded")
@@ -58,6 +60,9 @@ def pytest_configure(config):
         confine.not_dumpable()
     config.stash[_STATE] = state
     if config.getoption("--homework", default=None) and _live(config) is None:
+        if config.getoption("--zygote", default=None):
+            zygote.adopt(homeworks.load(config.getoption("--homework")), confine.namespaces_available(),
+                         config.getoption("--zygote"))
         _prepare(config, config.getoption("--homework"))
 
 
@@ -68,7 +73,7 @@ def pytest_unconfigure(config):
     for session in state["sessions"].values():
         session.close()
     state["sessions"].clear()
-    remote.shutdown()  # the zygotes that forked the workers
+    zygote.shutdown()  # the zygotes that forked the workers
     if state["events"] is not None:
         _emit(config, {"event": "finished"})
         state["events"].close()

@@ -13,7 +13,6 @@ check that made it; the next call gets a fresh worker, which loads the modules a
 """
 from __future__ import annotations
 
-import atexit
 import builtins
 import importlib.util
 import linecache
@@ -24,7 +23,6 @@ import re
 import secrets
 import select
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -36,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from grader import confine, wire
+from grader import confine, wire, zygote
 from grader.homeworks import ROOT, Homework
 from grader.loading import MissingFunction, ModuleLoadError
 
@@ -44,7 +42,6 @@ GRACE = 2.0  # s after a call's time limit before the worker is killed if its ow
 START_LIMIT = 30.0  # s for a worker to start (Python, NumPy, the file system view)
 _IGNORED = {"__pycache__", ".ipynb_checkpoints", ".git", ".pytest_cache"}
 _BOOT = "import sys; sys.path.insert(0, {root!r}); from grader.worker import main; main()"
-_ZYGOTE = "import sys; sys.path.insert(0, {root!r}); from grader.worker import zygote; zygote()"
 
 
 # ---- what a failed call raises here -------------------------------------------------------------------
@@ -212,17 +209,17 @@ class _Process(_Channel):
 class _Forked(_Channel):
     """A worker forked by the zygote: its pipes were handed to it with the request; the zygote ends it."""
 
-    def __init__(self, zygote: "_Zygote", config: dict):
+    def __init__(self, parent: zygote.Zygote, config: dict):
         request_r, request_w = os.pipe()
         answer_r, answer_w = os.pipe()
         hang = os.open(config["hang_file"], os.O_WRONLY)
         try:
-            self.pid = zygote.fork(config, [request_r, answer_w, hang])
+            self.pid = parent.fork(config, [request_r, answer_w, hang])
         finally:
             for fd in (request_r, answer_w, hang):
                 os.close(fd)
         super().__init__(os.fdopen(request_w, "wb"), os.fdopen(answer_r, "rb", buffering=0))
-        self.zygote = zygote
+        self.zygote = parent
 
     def kill(self) -> None:
         self.zygote.kill(self.pid)
@@ -232,130 +229,6 @@ class _Forked(_Channel):
         return self.zygote.wait(self.pid, 1.0)
 
 
-class ZygoteGone(Exception):
-    """The zygote did not start or no longer answers: workers are started as processes of their own."""
-
-
-class _Zygote:
-    """One confined process per grading process (and homework, and confinement) that forks the workers: Python,
-    NumPy and the confinement are paid once, not once per worker (grader.worker.zygote). Its folder holds every
-    session's folder (scratch, hang file), visible and writable in its file system view."""
-
-    def __init__(self, hw: Homework, confined: bool, token: str):
-        self.hw, self.confined, self.token = hw, confined, token
-        self.base = Path(tempfile.mkdtemp(prefix="hwgrade-"))
-        os.chmod(self.base, 0o711)
-        self.proc: subprocess.Popen | None = None
-        self.control = None
-        self.ready: bool | None = None  # None: not started; False: gone
-        self.level = ""
-
-    def start(self) -> None:
-        if self.proc is not None or self.ready is False:
-            return
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        (self.base / "root").mkdir(exist_ok=True)
-        config = {"scratch": str(self.base), "root_dir": str(self.base / "root"), "confined": self.confined,
-                  "visible": _visible(self.hw), "control_fd": theirs.fileno()}
-        cmd = confine.command(["-s", "-B", "-c", _ZYGOTE.format(root=str(ROOT))], self.confined)
-        try:
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.DEVNULL, cwd=str(self.base),
-                                         env=confine.environment(self.token), start_new_session=True,
-                                         pass_fds=(theirs.fileno(),))
-        except OSError:
-            self.ready = False
-            return
-        finally:
-            theirs.close()
-        self.control = ours
-        self.channel = _Channel(self.proc.stdin, self.proc.stdout)
-        self.channel.send(pickle.dumps(config))
-
-    def _await(self) -> None:
-        if self.ready is None:
-            try:
-                answer = self.channel.receive(START_LIMIT)
-            except (TimeoutError, wire.WireError):
-                answer = None
-            self.ready = _shape(answer, "ready", 2)
-            if self.ready:
-                self.level = str(answer[1])
-            self.channel.close()
-        if not self.ready:
-            self.stop()
-            raise ZygoteGone
-
-    def _request(self, request: tuple, fds: list[int] = ()):
-        self.start()
-        self._await()
-        try:
-            socket.send_fds(self.control, [pickle.dumps(request)], list(fds))
-            self.control.settimeout(START_LIMIT)
-            answer = wire.decode(self.control.recv(1 << 16))
-        except (OSError, wire.WireError):
-            self.ready = False
-            self.stop()
-            raise ZygoteGone from None
-        return answer
-
-    def fork(self, config: dict, fds: list[int]) -> int:
-        answer = self._request(("fork", config), fds)
-        if not (_shape(answer, "forked", 2) and type(answer[1]) is int):
-            raise ZygoteGone
-        return answer[1]
-
-    def kill(self, pid: int) -> None:
-        try:
-            self._request(("kill", pid))
-        except ZygoteGone:
-            pass
-
-    def wait(self, pid: int, seconds: float) -> int | None:
-        try:
-            answer = self._request(("wait", pid, seconds))
-        except ZygoteGone:
-            return None
-        return answer[1] if _shape(answer, "status", 2) and type(answer[1]) in (int, type(None)) else None
-
-    def stop(self) -> None:
-        """End the zygote: it ends when its socket closes, and its PID namespace with every worker in it."""
-        if self.control is not None:
-            self.control.close()
-            self.control = None
-        if self.proc is not None:
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, 9)
-                self.proc.wait()
-            self.proc = None
-        confine.reap(self.token)
-
-
-_ZYGOTES: dict[tuple, _Zygote] = {}
-
-
-def _zygote(hw: Homework, confined: bool) -> _Zygote | None:
-    """The zygote of this process for ``hw`` (None where workers cannot be forked: Windows)."""
-    if not hasattr(os, "fork") or not hasattr(socket, "send_fds"):
-        return None
-    key = (hw.name, str(hw.tests_dir), confined)
-    if key not in _ZYGOTES or _ZYGOTES[key].ready is False:
-        run = os.environ.get("HWKIT_RUN_TOKEN") or uuid.uuid4().hex
-        _ZYGOTES[key] = _Zygote(hw, confined, f"{run}.{uuid.uuid4().hex[:12]}")
-    return _ZYGOTES[key]
-
-
-def shutdown() -> None:
-    """End every zygote of this process (the grading process's last step)."""
-    for zygote in _ZYGOTES.values():
-        zygote.stop()
-        shutil.rmtree(zygote.base, ignore_errors=True)
-    _ZYGOTES.clear()
-
-
-atexit.register(shutdown)
 
 
 @dataclass
@@ -388,7 +261,8 @@ class Session:
         self.token = f"{os.environ.get('HWKIT_RUN_TOKEN') or uuid.uuid4().hex}.{uuid.uuid4().hex[:12]}"
         self.confined = confine.namespaces_available()
         self.level = confine.NAMESPACES if self.confined else confine.LIMITS_ONLY
-        self.zygote = _zygote(hw, self.confined)  # workers forked by it, where it can (the folder is in its view)
+        self.zygote = zygote.for_session(hw, self.confined)  # workers forked by it, where it can (its folder
+        # holds this session's, so that the zygote's file system view has it)
         self.tmp = Path(tempfile.mkdtemp(prefix="session-" if self.zygote else "hwgrade-",
                                          dir=str(self.zygote.base) if self.zygote else None))
         self.worker: _Process | None = None
@@ -539,7 +413,7 @@ class Session:
                  "scratch": str(scratch), "provided": sorted(self.provided), "hang_file": str(self.tmp / "hang.txt"),
                  "kit_modules": sorted(set(self.provided) | set(self.test_modules)),
                  "import_path": [str(ROOT), str(self.hw.tests_dir)], "confined": self.confined,
-                 "root_dir": str(self.tmp / "root"), "visible": _visible(self.hw)}
+                 "root_dir": str(self.tmp / "root"), "visible": zygote.visible(self.hw)}
         (self.tmp / "root").mkdir(exist_ok=True)
         (self.tmp / "hang.txt").write_text("", encoding="utf-8")
         self.ready = False
@@ -547,7 +421,7 @@ class Session:
             try:
                 self.worker = _Forked(self.zygote, hello)
                 return
-            except ZygoteGone:
+            except zygote.ZygoteGone:
                 self.zygote = None  # started as a process of its own from now on
         # -s: no user site; -B: no bytecode written; the environment is the clean one of confine.environment
         cmd = confine.command(["-s", "-B", "-c", _BOOT.format(root=str(ROOT))], self.confined)
@@ -683,22 +557,6 @@ def provided_modules(hw: Homework) -> dict[str, Path]:
             if path.stem not in hw.modules:
                 found[path.stem] = path  # solutions/ (the single source), when the kit has it, wins
     return found
-
-
-def _visible(hw: Homework) -> list[str]:
-    """What the worker may read: the Python installation and its packages, the kit's grader and the homework's
-    tests (for the classes of the test environments); never the kit's root as a whole, nor any other folder
-    that happens to be on this process's import path (the current folder, /tmp)."""
-    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
-    paths = prefixes | {os.path.dirname(os.path.realpath(sys.executable)), str(ROOT / "grader"), str(hw.tests_dir)}
-    for entry in sys.path:
-        if not entry or not os.path.isabs(entry) or not os.path.exists(entry):
-            continue
-        real = os.path.realpath(entry)
-        packages = Path(real).name in ("site-packages", "dist-packages") or real.endswith(".zip")
-        if packages or any(real.startswith(p + os.sep) for p in prefixes):
-            paths.add(real)
-    return sorted(paths)
 
 
 # ---- what a call did to its arguments -------------------------------------------------------------------

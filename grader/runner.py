@@ -21,7 +21,7 @@ import time
 import uuid
 from pathlib import Path
 
-from grader import confine, events
+from grader import confine, events, zygote
 from grader.homeworks import ROOT, Homework, Part
 from grader.results import CheckResult, PartResult
 
@@ -96,12 +96,20 @@ def run_parts(hw: Homework, selected: list[tuple[Part, list[str] | None]], impl:
         targets.append(test_file.as_posix())
         selects += [f"--select={part.tests}::{s}" for s in selection or []]  # the plugin selects: one collection
     if targets:
+        token = uuid.uuid4().hex
+        # the zygote of the workers boots while pytest starts (grader/zygote.py); the checking process gets its socket
+        nursery = zygote.for_checking_process(hw, confine.namespaces_available(), token)
         cmd = [sys.executable, "-m", "pytest", *targets, *selects, "--impl", impl, "--events", "--capture=no",
                "--homework", hw.name, *(["--check-timeout", str(timeout)] if timeout is not None else []),
+               *(["--zygote", f"{nursery.control.fileno()}:{nursery.base}"] if nursery else []),
                *PYTEST_FLAGS, "-W", "ignore"]
         limit = timeout if timeout is not None else max(part.timeout for part, _ in selected)
-        with tempfile.TemporaryDirectory(prefix="hwrun-") as tmp:
-            records, output, stuck, forged = _follow(cmd, Path(tmp), uuid.uuid4().hex, limit)
+        try:
+            with tempfile.TemporaryDirectory(prefix="hwrun-") as tmp:
+                records, output, stuck, forged = _follow(cmd, Path(tmp), token, limit, nursery)
+        finally:
+            if nursery is not None:
+                nursery.remove()
         _sort(hw, selected, results, records, output, stuck, forged)
     seconds = time.perf_counter() - started
     for r in results.values():
@@ -157,16 +165,22 @@ def schedule(selected: list, jobs: int) -> list[list]:
     return [g for g in groups if g]
 
 
-def _follow(cmd: list[str], tmp: Path, token: str, limit: float) -> tuple[list[dict], str, bool, int]:
-    """Run the pytest process; return its signed events, the tail of its own output, whether it had to be
-    killed, and how many lines were not signed with this run's key (ignored)."""
+def _follow(cmd: list[str], tmp: Path, token: str, limit: float,
+            nursery: zygote.Zygote | None = None) -> tuple[list[dict], str, bool, int]:
+    """Run the pytest process (handing it the control socket of ``nursery``, its zygote); return its signed
+    events, the tail of its own output, whether it had to be killed, and how many lines were not signed with
+    this run's key (ignored)."""
     err_path = tmp / "pytest-output.txt"
     lines: queue.Queue = queue.Queue()
     key = secrets.token_hex(32).encode()
     confine.not_dumpable()
     with open(err_path, "wb") as err:
+        fds = (nursery.control.fileno(),) if nursery is not None else ()
         proc = subprocess.Popen(cmd, cwd=str(tmp), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
-                                env=_child_env(token), start_new_session=True)
+                                env=_child_env(token), start_new_session=True, pass_fds=fds)
+        if nursery is not None:  # the checking process holds the zygote now: it lives as long as that process
+            nursery.control.close()
+            nursery.control = None
         proc.stdin.write(key + b"\n")
         proc.stdin.close()
 

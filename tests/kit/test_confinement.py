@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import confine, homeworks, remote
+from grader import confine, homeworks, zygote
 from grader.homeworks import ROOT
 from grader.remote import Session
 from kit import HW, run_check
@@ -139,7 +139,7 @@ def test_worker_sees_no_other_process_nor_other_files(probed):
     assert seen["processes"] in (["1"], ["1", "2"]), seen["processes"]
     assert all("grader.worker import" in command for command in seen["commands"]), seen["commands"]
     # a private /tmp: only the way to its own scratch folder (and to the kit or Python, when they live in /tmp)
-    shown = [Path(p) for p in remote._visible(session.hw)] + [session.tmp]
+    shown = [Path(p) for p in zygote.visible(session.hw)] + [session.tmp]
     allowed = {p.relative_to("/tmp").parts[0] for p in shown if p.is_relative_to("/tmp") and p != Path("/tmp")}
     assert set(seen["tmp"]) <= allowed and session.tmp.relative_to("/tmp").parts[0] in seen["tmp"], seen["tmp"]
     hw = homeworks.load(HW)

@@ -1,0 +1,226 @@
+"""The grading side of the zygote: the confined process that forks the workers (grader.worker.zygote).
+
+Python's and NumPy's start-up and the confinement are paid once per checking process, not once per worker.
+The grader's command line starts the zygote of each checking process next to it, so that both boot at once
+(``--zygote FD:FOLDER`` hands it over); a checking process started otherwise starts its own when it needs one.
+The zygote's folder holds every session's folder (scratch, hang file), visible and writable in its file system
+view. Where fork is not available (Windows), there is no zygote and each worker is a process of its own.
+
+This module imports no NumPy: the command line uses it before its checking process starts.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import pickle
+import select
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+from grader import confine
+from grader.homeworks import ROOT, Homework
+
+START_LIMIT = 30.0  # s for the zygote to start, or to answer a request
+_BOOT = "import sys; sys.path.insert(0, {root!r}); from grader.worker import zygote; zygote()"
+
+
+class ZygoteGone(Exception):
+    """The zygote did not start or no longer answers: workers are started as processes of their own."""
+
+
+def available() -> bool:
+    return hasattr(os, "fork") and hasattr(socket, "send_fds")
+
+
+class Zygote:
+    """One zygote: its process (when this process started it), its control socket, its folder."""
+
+    def __init__(self, hw: Homework, confined: bool, token: str, base: Path | None = None):
+        self.hw, self.confined, self.token = hw, confined, token
+        self.owned = base is None  # a folder made here is removed here
+        self.base = Path(base) if base is not None else Path(tempfile.mkdtemp(prefix="hwgrade-"))
+        os.chmod(self.base, 0o711)
+        self.proc: subprocess.Popen | None = None
+        self.control: socket.socket | None = None
+        self.ready: bool | None = None  # None: not started or not yet heard from; False: gone
+
+    def start(self, *, detached: bool = False) -> None:
+        """Start the zygote (once). ``detached``: for another process, which gets the control socket (the command
+        line starting a checking process's zygote); its ready message is then not waited for here."""
+        if self.proc is not None or self.ready is not None:
+            return
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        (self.base / "root").mkdir(exist_ok=True)
+        config = {"scratch": str(self.base), "root_dir": str(self.base / "root"), "confined": self.confined,
+                  "visible": visible(self.hw), "control_fd": theirs.fileno()}
+        cmd = confine.command(["-s", "-B", "-c", _BOOT.format(root=str(ROOT))], self.confined)
+        try:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE,
+                                         stdout=subprocess.DEVNULL if detached else subprocess.PIPE,
+                                         stderr=subprocess.DEVNULL, cwd=str(self.base),
+                                         env=confine.environment(self.token), start_new_session=True,
+                                         pass_fds=(theirs.fileno(),))
+            self.proc.stdin.write(_frame(pickle.dumps(config)))
+            self.proc.stdin.close()
+        except OSError:
+            self.ready = False
+            ours.close()
+            return
+        finally:
+            theirs.close()
+        self.control = ours
+
+    def _await(self) -> None:
+        """Wait for the zygote's ready message (or its failure to start)."""
+        if self.ready is None:
+            from grader import wire
+
+            answer = None
+            fd = self.proc.stdout.fileno() if self.proc is not None and self.proc.stdout else None
+            if fd is not None and select.select([fd], [], [], START_LIMIT)[0]:
+                try:
+                    frame = wire.read_frame(self.proc.stdout)
+                    answer = wire.decode(frame) if frame is not None else None
+                except (wire.WireError, OSError, ValueError):
+                    answer = None
+            self.ready = type(answer) is tuple and len(answer) == 2 and answer[0] == "ready"
+        if not self.ready:
+            self.stop()
+            raise ZygoteGone
+
+    def _request(self, request: tuple, fds: list[int] = ()):
+        from grader import wire
+
+        self.start()
+        self._await()
+        try:
+            socket.send_fds(self.control, [pickle.dumps(request)], list(fds))
+            self.control.settimeout(START_LIMIT)
+            return wire.decode(self.control.recv(1 << 16))
+        except (OSError, wire.WireError):
+            self.ready = False
+            self.stop()
+            raise ZygoteGone from None
+
+    def fork(self, config: dict, fds: list[int]) -> int:
+        """Fork a worker with ``config`` and the descriptors of its request pipe, answer pipe and hang file."""
+        answer = self._request(("fork", config), fds)
+        if not (type(answer) is tuple and len(answer) == 2 and answer[0] == "forked" and type(answer[1]) is int):
+            raise ZygoteGone
+        return answer[1]
+
+    def kill(self, pid: int) -> None:
+        try:
+            self._request(("kill", pid))
+        except ZygoteGone:
+            pass
+
+    def wait(self, pid: int, seconds: float) -> int | None:
+        try:
+            answer = self._request(("wait", pid, seconds))
+        except ZygoteGone:
+            return None
+        ok = type(answer) is tuple and len(answer) == 2 and answer[0] == "status"
+        return answer[1] if ok and type(answer[1]) in (int, type(None)) else None
+
+    def stop(self) -> None:
+        """The zygote ends when every holder of its control socket has closed it, and its PID namespace with every
+        worker in it; a process this one started is waited for."""
+        if self.control is not None:
+            self.control.close()
+            self.control = None
+        if self.proc is not None:
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, 9)
+                self.proc.wait()
+            if self.proc.stdout:
+                self.proc.stdout.close()
+            self.proc = None
+            confine.reap(self.token)
+
+    def remove(self) -> None:
+        self.stop()
+        if self.owned:
+            shutil.rmtree(self.base, ignore_errors=True)
+
+
+def _frame(payload: bytes) -> bytes:
+    """A frame of grader.wire (its length first), without importing it (it imports NumPy)."""
+    return struct.Struct("<Q").pack(len(payload)) + payload
+
+
+# ---- the zygotes of this process -------------------------------------------------------------------------
+
+_ZYGOTES: dict[tuple, Zygote] = {}
+
+
+def _key(hw: Homework, confined: bool) -> tuple:
+    return hw.name, str(hw.tests_dir), confined
+
+
+def for_session(hw: Homework, confined: bool) -> Zygote | None:
+    """The zygote of this process for ``hw`` (None where workers cannot be forked)."""
+    if not available():
+        return None
+    key = _key(hw, confined)
+    if key not in _ZYGOTES or _ZYGOTES[key].ready is False:
+        run = os.environ.get("HWKIT_RUN_TOKEN") or uuid.uuid4().hex
+        _ZYGOTES[key] = Zygote(hw, confined, f"{run}.{uuid.uuid4().hex[:12]}")
+    return _ZYGOTES[key]
+
+
+def adopt(hw: Homework, confined: bool, spec: str) -> None:
+    """Take over the zygote the command line started for this process: ``spec`` is ``FD:FOLDER`` (``--zygote``),
+    FD its control socket here. A zygote that did not start shows at the first fork (then workers are spawned)."""
+    fd, _, folder = spec.partition(":")
+    if not available() or not fd.isdigit() or not Path(folder).is_dir():
+        return
+    zygote = Zygote(hw, confined, "", base=Path(folder))
+    zygote.control, zygote.ready = socket.socket(fileno=int(fd)), True
+    _ZYGOTES[_key(hw, confined)] = zygote
+
+
+def for_checking_process(hw: Homework, confined: bool, token: str) -> Zygote | None:
+    """A zygote started now for a checking process about to start (the command line); None where not available."""
+    if not available():
+        return None
+    zygote = Zygote(hw, confined, f"{token}.{uuid.uuid4().hex[:12]}")
+    zygote.start(detached=True)
+    if zygote.control is None:
+        zygote.remove()
+        return None
+    return zygote
+
+
+def shutdown() -> None:
+    """End every zygote of this process (the checking process's last step)."""
+    for zygote in _ZYGOTES.values():
+        zygote.remove()
+    _ZYGOTES.clear()
+
+
+atexit.register(shutdown)
+
+
+def visible(hw: Homework) -> list[str]:
+    """What a worker may read: the Python installation and its packages, the kit's grader and the homework's
+    tests (for the classes of the test environments); never the kit's root as a whole, nor any other folder
+    that happens to be on this process's import path (the current folder, /tmp)."""
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    paths = prefixes | {os.path.dirname(os.path.realpath(sys.executable)), str(ROOT / "grader"), str(hw.tests_dir)}
+    for entry in sys.path:
+        if not entry or not os.path.isabs(entry) or not os.path.exists(entry):
+            continue
+        real = os.path.realpath(entry)
+        packages = Path(real).name in ("site-packages", "dist-packages") or real.endswith(".zip")
+        if packages or any(real.startswith(p + os.sep) for p in prefixes):
+            paths.add(real)
+    return sorted(paths)
