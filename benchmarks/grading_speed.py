@@ -152,8 +152,9 @@ def compare(hw, rev: str, repeat: int) -> None:
 
 
 def slowest_check(hw, folder: Path) -> str:
-    """The slowest check of ``folder``'s grading and its part's time limit (pytest's own durations, one process)."""
-    worst = (0.0, "", 0.0)
+    """The slowest check of ``folder``'s grading, and the one nearest its part's time limit (pytest's own
+    durations, one checking process per part)."""
+    found = []  # (seconds, check, limit)
     for part in hw.parts:
         proc = subprocess.run([sys.executable, "-m", "pytest", str(hw.tests_dir / part.tests), "--impl", str(folder),
                                "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--durations=1", "-o", "addopts=",
@@ -162,10 +163,12 @@ def slowest_check(hw, folder: Path) -> str:
         for line in proc.stdout.splitlines():
             words = line.split()
             if len(words) == 3 and words[0].endswith("s") and words[1] in ("call", "setup"):
-                seconds = float(words[0][:-1])
-                if seconds / part.timeout > worst[0] / max(worst[2], 1e-9):
-                    worst = (seconds, words[2].split("::")[-1], part.timeout)
-    return f"slowest check {worst[1]}: {worst[0]:.2f} s of its {worst[2]:g} s limit"
+                found.append((float(words[0][:-1]), words[2].split("::")[-1], part.timeout))
+    if not found:
+        return "no check durations"
+    slowest, nearest = max(found), max(found, key=lambda f: f[0] / f[2])
+    return (f"slowest check {slowest[1]}: {slowest[0]:.2f} s of its {slowest[2]:g} s limit; nearest its limit "
+            f"{nearest[1]}: {nearest[0]:.2f} s of {nearest[2]:g} s")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -188,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{hw.name}: {len(hw.parts)} parts; {os.cpu_count()} CPUs, load average {load:.2f}; "
           f"Python {sys.version.split()[0]}; median of {repeat} run(s) each, in fresh processes")
-    runs = 3 + repeat * (2 + len(hw.parts) + 1) + (1 if variant else 0) + (1 if batch else 0)
+    runs = 3 + repeat * (3 + len(hw.parts)) + (1 if variant else 0) + (1 if batch else 0)
+    runs += 2 * args.repeat if args.before else 0
     PROGRESS = Progress(runs)
     floor = measure([sys.executable, "-c", "import numpy, pytest"], 3, "the floor")
     label = 'python -c "import numpy, pytest" (the floor)'
