@@ -4,7 +4,7 @@ Python's and NumPy's start-up and the confinement are paid once per checking pro
 The grader's command line starts the zygote of each checking process next to it, so that both boot at once
 (``--zygote FD:FOLDER`` hands it over); a checking process started otherwise starts its own when it needs one.
 The zygote's folder holds every session's folder (scratch, hang file), visible and writable in its file system
-view. Where fork is not available (Windows), there is no zygote and each worker is a process of its own.
+view. Elsewhere than on Linux there is no zygote, and each worker is a process of its own.
 
 This module imports no NumPy: the command line uses it before its checking process starts.
 """
@@ -35,7 +35,9 @@ class ZygoteGone(Exception):
 
 
 def available() -> bool:
-    return hasattr(os, "fork") and hasattr(socket, "send_fds")
+    """Linux only: on macOS a process that has loaded NumPy (Accelerate, libdispatch) must not fork without exec,
+    and Windows has no fork."""
+    return sys.platform.startswith("linux") and hasattr(os, "fork") and hasattr(socket, "send_fds")
 
 
 class Zygote:
