@@ -36,7 +36,9 @@ class ZygoteGone(Exception):
 
 def available() -> bool:
     """Linux only: on macOS a process that has loaded NumPy (Accelerate, libdispatch) must not fork without exec,
-    and Windows has no fork."""
+    and Windows has no fork. ``HWKIT_ZYGOTE=off``: none here either (the kit's tests try that way too)."""
+    if os.environ.get("HWKIT_ZYGOTE", "").lower() in ("off", "0", "no"):
+        return False
     return sys.platform.startswith("linux") and hasattr(os, "fork") and hasattr(socket, "send_fds")
 
 

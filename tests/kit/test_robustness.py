@@ -39,14 +39,15 @@ def submission(tmp_path: Path, appended: str = "", *, source: str | None = None)
     return folder
 
 
-def grade(tmp_path: Path, folder: Path, *selection: str, timeout: float | None = None):
+def grade(tmp_path: Path, folder: Path, *selection: str, timeout: float | None = None,
+          env: dict[str, str] | None = None):
     """Grade ``folder`` (part ppo, or the selected checks); return (process, results.json, checks by name)."""
     before = snapshot(folder)
     out = tmp_path / "results.json"
     args = [HW, *(selection or ["ppo"]), "--dir", str(folder), "--json", str(out)]
     if timeout is not None:
         args += ["--timeout", str(timeout)]
-    proc = run_check(*args)
+    proc = run_check(*args, env_extra=env)
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
     assert snapshot(folder) == before, "the grader changed the student's folder"
@@ -68,7 +69,9 @@ def failed(checks: dict) -> set[str]:
 
 # ---- a hanging function ---------------------------------------------------------------------------
 
-def test_infinite_loop_fails_that_check_with_a_time_limit_and_the_rest_is_graded(tmp_path):
+# workers forked by the zygote (Linux), or started as processes of their own (elsewhere, HWKIT_ZYGOTE=off)
+@pytest.mark.parametrize("workers", ["forked", "spawned"])
+def test_infinite_loop_fails_that_check_with_a_time_limit_and_the_rest_is_graded(tmp_path, workers):
     folder = submission(tmp_path, """
         def gae(rewards, values, last_value, gamma, lam):
             while True:
@@ -76,7 +79,8 @@ def test_infinite_loop_fails_that_check_with_a_time_limit_and_the_rest_is_graded
     """)
     selection = ["ppo::test_td_errors_courier", "ppo::test_gae_courier[lam0.5]", "ppo::test_quiz_question_2",
                  "ppo::test_clip_five_cases", "ppo::test_normalize_pinned"]
-    proc, data, checks = grade(tmp_path, folder, *selection, timeout=1)
+    proc, data, checks = grade(tmp_path, folder, *selection, timeout=1,
+                               env={"HWKIT_ZYGOTE": "off"} if workers == "spawned" else None)
     assert failed(checks) == {"test_gae_courier[lam0.5]", "test_quiz_question_2"}
     first, later = checks["test_gae_courier[lam0.5]"], checks["test_quiz_question_2"]
     assert first["extra_data"]["kind"] == "timeout"
@@ -164,19 +168,20 @@ def test_os_exit_at_top_level_is_reported_for_the_module(tmp_path):
 
 # ---- exits, crashes and output inside one function: only its checks fail ---------------------------
 
-@pytest.mark.parametrize("body,words", [
-    ("import sys; sys.exit(0)", "sys.exit(0)"),
-    ("import os; os._exit(0)", "os._exit"),
-    ("input('нажмите Enter')", "input()"),
-    ("import numpy as np; return np.full(len(adv), np.nan)", "nan"),
-    ("return None", "ничего не вернула"),
-], ids=["sys_exit", "os_exit", "input", "nan", "none"])
-def test_misbehaving_function_fails_only_its_own_checks(tmp_path, reference, body, words):
+@pytest.mark.parametrize("body,words,workers", [
+    ("import sys; sys.exit(0)", "sys.exit(0)", "forked"),
+    ("import os; os._exit(0)", "os._exit", "forked"),
+    ("import os; os._exit(0)", "os._exit", "spawned"),
+    ("input('нажмите Enter')", "input()", "forked"),
+    ("import numpy as np; return np.full(len(adv), np.nan)", "nan", "forked"),
+    ("return None", "ничего не вернула", "forked"),
+], ids=["sys_exit", "os_exit", "os_exit_spawned", "input", "nan", "none"])
+def test_misbehaving_function_fails_only_its_own_checks(tmp_path, reference, body, words, workers):
     folder = submission(tmp_path, f"""
         def normalize_advantages(adv, eps=1e-8):
             {body}
     """)
-    proc, data, checks = grade(tmp_path, folder)
+    proc, data, checks = grade(tmp_path, folder, env={"HWKIT_ZYGOTE": "off"} if workers == "spawned" else None)
     assert failed(checks) == NORMALIZE_CHECKS
     for name in NORMALIZE_CHECKS:
         assert words.lower() in checks[name]["output"].lower(), checks[name]["output"]
