@@ -27,7 +27,10 @@ from grader.results import CheckResult, PartResult
 
 # --tb=native: a failure's traceback (shown with -v) as Python prints it; pytest's own style costs ~50 ms a failure;
 # --assert=plain: graded checks explain themselves (grader.checks), so no assertion rewriting (~0.5 s a process)
+# no:unraisableexception, no:threadexception: no garbage collection passes after the last check (up to 0.1 s);
+# no student object lives in this process, and warnings are ignored anyway
 PYTEST_FLAGS = ["-q", "--tb=native", "--assert=plain", "-p", "no:cacheprovider", "-p", "no:randomly",
+                "-p", "no:unraisableexception", "-p", "no:threadexception",
                 "-o", "addopts=", "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"), "--no-header"]
 _FIELDS = ("nodeid", "name", "title", "outcome", "kind", "message", "traceback", "weight", "bonus", "functions")
 SILENCE_LIMIT = 120.0  # s without any event from the pytest process (beyond the per-check limit): it is stuck
