@@ -100,7 +100,7 @@ class BadAnswer(Exception):
 # ---- the worker process -------------------------------------------------------------------------------
 
 class _Channel:
-    """The pipes to one worker: requests written to ``writer``, answers read from ``reader_fd`` with a deadline (on
+    """The pipes to one worker: requests written to ``writer``, answers read from ``reader`` with a deadline (on
     POSIX directly from the pipe with select, elsewhere through a reading thread and a queue)."""
 
     def __init__(self, writer, reader):
@@ -229,8 +229,6 @@ class _Forked(_Channel):
         return self.zygote.wait(self.pid, 1.0)
 
 
-
-
 @dataclass
 class _Check:
     nodeid: str = ""
@@ -265,7 +263,7 @@ class Session:
         # holds this session's, so that the zygote's file system view has it)
         self.tmp = Path(tempfile.mkdtemp(prefix="session-" if self.zygote else "hwgrade-",
                                          dir=str(self.zygote.base) if self.zygote else None))
-        self.worker: _Process | None = None
+        self.worker: _Channel | None = None  # a _Forked or a _Process
         self.ready = False
         self.loaded: dict[str, _Loaded] = {}
         self.load_errors: dict[str, ModuleLoadError] = {}

@@ -337,7 +337,7 @@ def zygote() -> None:
     three descriptors: the worker's request pipe, its answer pipe and its hang file. Requests (pickled: trusted):
     ``("fork", config)`` → ``("forked", pid)``; ``("kill", pid)`` (its process group) → ``("killed", code)``;
     ``("wait", pid, seconds)`` → ``("status", code or None)``. Answers are plain data (grader.wire). The zygote
-    ends when the grading process closes the socket; as the first process of its PID namespace, it takes every
+    ends when every holder of the socket has closed it; as the first process of its PID namespace, it takes every
     worker with it."""
     import signal
     import socket
@@ -347,9 +347,7 @@ def zygote() -> None:
     from grader import confine
 
     level = confine.enter(config)
-    confine.not_dumpable()
-    for name in ("grader.loading", "grader.wire"):  # what every worker imports, imported once here
-        __import__(name)
+    confine.not_dumpable()  # this module's imports (NumPy, grader.wire, grader.loading) are every forked worker's
     control = socket.socket(fileno=config["control_fd"])
     ended: dict[int, int] = {}
     wire.write_frame(proto_out, wire.encode(("ready", level)))
@@ -364,7 +362,10 @@ def zygote() -> None:
             break
         request = pickle.loads(message)
         if request[0] == "fork":
-            pid = os.fork()
+            try:
+                pid = os.fork()
+            except OSError:  # a process limit: the grading process starts that worker on its own
+                pid = -1
             if pid == 0:
                 control.close()
                 os.setsid()
@@ -375,7 +376,7 @@ def zygote() -> None:
                     os._exit(70)
             for fd in fds:
                 os.close(fd)
-            answer = ("forked", pid)
+            answer = ("forked", pid) if pid > 0 else ("fork-failed",)
         elif request[0] == "kill":
             try:
                 os.killpg(request[1], signal.SIGKILL)
