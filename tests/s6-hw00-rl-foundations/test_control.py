@@ -476,9 +476,9 @@ def test_episode_returns(control, envs, name):
 @graded("{name} детерминирован: тот же seed — тот же результат, другой seed — другой")
 @pytest.mark.parametrize("name", ["q_learning", "sarsa"])
 def test_deterministic(control, envs, name):
-    Q1, r1 = _run(control, name, envs.CliffWalking(), 40, seed=7)
-    Q2, r2 = _run(control, name, envs.CliffWalking(), 40, seed=7)
-    Q3, r3 = _run(control, name, envs.CliffWalking(), 40, seed=8)
+    Q1, r1 = _run(control, name, envs.CliffWalking(), 40, fresh_env=True, seed=7)
+    Q2, r2 = _run(control, name, envs.CliffWalking(), 40, fresh_env=True, seed=7)
+    Q3, r3 = _run(control, name, envs.CliffWalking(), 40, fresh_env=True, seed=8)
     check_that(np.array_equal(np.asarray(Q1), np.asarray(Q2)) and np.array_equal(np.asarray(r1), np.asarray(r2)),
                what=f"{name}(env, 40, seed=7) дважды", expected="одинаковые Q и episode_returns", got="разные",
                hint="вся случайность — из одного генератора np.random.default_rng(seed).")
