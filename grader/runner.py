@@ -72,6 +72,8 @@ def _child_env(token: str) -> dict[str, str]:
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
     env["PYTHONIOENCODING"] = "utf-8"
+    # the checks' own linear algebra is small: BLAS threads would only spin (0.1 s CPU per checking process)
+    env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     env["HWKIT_RUN_TOKEN"] = token
     # probed once here, not in every checking process (the worker falls back if they fail after all)
     env["HWKIT_CONFINE"] = "on" if confine.namespaces_available() else "off"
