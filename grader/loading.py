@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
 import os
 import re
 import sys
@@ -105,17 +106,24 @@ def code_cells(notebook_path: Path) -> list[tuple[int, str]]:
     """The notebook's code cells to grade, as (cell number from 1, source without shell and magic lines).
 
     Cells tagged ``check`` or ``skip-grading`` (the in-notebook check cells, plots, long runs) are left out.
+    A notebook in format 4 is read as the JSON it is (each worker reads it: importing nbformat would cost 0.13 s
+    of CPU per worker); an older format is converted by nbformat.
     """
-    import nbformat
+    with open(notebook_path, encoding="utf-8") as f:
+        nb = json.load(f)
+    if not (isinstance(nb, dict) and nb.get("nbformat") == 4 and isinstance(nb.get("cells"), list)):
+        import nbformat
 
-    nb = nbformat.read(str(notebook_path), as_version=4)
+        nb = nbformat.read(str(notebook_path), as_version=4)
     cells = []
-    for number, cell in enumerate(nb.cells, start=1):
-        if cell.cell_type != "code":
+    for number, cell in enumerate(nb["cells"], start=1):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
-        if SKIP_TAGS & set(cell.get("metadata", {}).get("tags", [])):
+        metadata = cell.get("metadata")
+        if SKIP_TAGS & set(metadata.get("tags", []) if isinstance(metadata, dict) else []):
             continue
-        source = cell.source
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else str(source)
         if source.lstrip().startswith("%%"):
             continue
         cells.append((number, "\n".join(_plain_python(line) for line in source.splitlines())))
