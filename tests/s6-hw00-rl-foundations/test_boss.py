@@ -954,6 +954,20 @@ def _history(boss, **kw):
     return history
 
 
+@pytest.fixture(scope="module")
+def default_training(boss):
+    """default_training(seed) -> the history of train(seed=seed) with its defaults, trained once per module: the
+    goal and the critic checks read the same run (a run whose history is malformed is not kept)."""
+    runs = {}
+
+    def get(seed):
+        if seed not in runs:
+            runs[seed] = _history(boss, seed=seed)
+        return runs[seed]
+
+    return get
+
+
 TRAIN_DEFAULTS = dict(batch_size=64, beta=0.02, gamma=1.0, lam=0.95, lr=0.05, n_epochs=4, n_minibatches=4, eps=0.2,
                       c_v=0.5, c_e=0.01)  # train's signature
 TRAIN_REPLAY = dict(batch_size=32, beta=0.05, gamma=0.95, lam=0.8, lr=0.03, n_epochs=2, n_minibatches=2, eps=0.1,
@@ -1078,8 +1092,8 @@ def test_train_replay(boss, lm):
 
 @graded("Обучение PPO по умолчанию: оценка от ≤ 0.3 до ≥ 0.9, KL к референсу < 6 нат (seed {seed})")
 @pytest.mark.parametrize("seed", TRAIN_SEEDS)
-def test_train_reaches_goal(boss, seed):
-    history = _history(boss, seed=seed)
+def test_train_reaches_goal(default_training, seed):
+    history = default_training(seed)
     scores = np.array([h["score"] for h in history])
     first, last = scores[0], scores[-5:].mean()
     check_that(first <= SCORE_START, what="оценка первого батча (политика = копия SFT-модели)",
@@ -1094,10 +1108,10 @@ def test_train_reaches_goal(boss, seed):
 
 
 @graded("Критик учится в train: value_loss за последние 5 обновлений < 0.05 (seed 0)")
-def test_train_critic_learns(boss):
+def test_train_critic_learns(default_training):
     """The reference ends at 0.000–0.004 over 40 seeds (two sampling protocols); a train() that drops the table w
     returned by ppo_update (the critic stays at zero, V = 0 everywhere) ends near 0.15."""
-    history = _history(boss, seed=0)
+    history = default_training(0)
     check_that(all("value_loss" in h for h in history), what="в каждой записи history есть value_loss (из ppo_update)",
                got=str(history[-1])[:100])
     losses = np.array([float(h["value_loss"]) for h in history])
