@@ -4,14 +4,22 @@
 
 The floor is ``python -c "import numpy, pytest"``: what any Python grader pays once. Measured in one run, each
 in a fresh process as the user meets it, wall time and CPU time (of the process and everything it started),
-the median of ``--repeat`` runs: the floor; grading the reference solutions, all parts (wall and CPU, against
-issue 13's targets: ≤ 8× the floor's wall, ≤ 15× its CPU); each part alone (target ≤ 2.5× the floor); one
-check; the solved notebook (``--notebook``); the loop-heavy correct variant of tests/kit/variants (a slow but
-correct student: its time, and the slowest part against its time limit per check); a batch of ``--batch-size``
-copies of the solutions (target ≤ 60 s). Also the cost of one call through the worker's pipe, and with
-``--before REV`` the whole homework graded by the kit at git revision REV, alternating with this one, so that
-both meet the same machine load. ``--quick`` (under 30 s): one run each, no batch, no variant.
-Timings on a shared machine vary by ±20%: compare figures of one run, not of two runs.
+the median of ``--repeat`` runs:
+- the floor;
+- grading the reference solutions, all parts: wall and CPU against issue 13's targets (≤ 8× the floor's wall,
+  ≤ 15× its CPU), and its CPU by process: the command line, the checking processes, and the confined zygotes
+  and workers that run the student's code (their CPU alone bounds what any grader of these checks can reach);
+- each part alone (target ≤ 2.5× the floor), and one check;
+- the solved notebook (``--notebook``);
+- the loop-heavy correct variant of tests/kit/variants (a slow but correct student): its time, its slowest
+  check and the check nearest its part's time limit;
+- a batch of ``--batch-size`` copies of the solutions (target ≤ 60 s);
+- the cost of one call through the worker's pipe;
+- with ``--before REV``, the whole homework graded by the kit at git revision REV, alternating with this one,
+  so that both meet the same machine load.
+``--quick`` (under 30 s): one run each, no batch, no variant. The kit's own bytecode is cached, as on a
+student's machine after the first run (a warm-up run writes it). Timings on a shared machine vary by ±20%:
+compare figures of one run, not of two runs.
 A progress line on stderr follows each run.
 """
 from __future__ import annotations
@@ -30,6 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from grader import homeworks  # noqa: E402
+from grader.runner import schedule  # noqa: E402
 
 CHECK = [sys.executable, str(ROOT / "homework" / "check.py")]
 TARGET_WALL, TARGET_CPU, TARGET_PART, TARGET_BATCH = 8.0, 15.0, 2.5, 60.0  # issue 13: × the floor; s for a batch
@@ -67,22 +76,72 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def measure(cmd: list[str], repeat: int, label: str = "") -> tuple[float, float, int]:
+# Each process of the grader that loads it (the command line and the checking processes: the confined zygote and
+# workers get a clean environment, without PYTHONPATH) appends its own CPU seconds and role to $HWBENCH_CPU_LOG.
+SITECUSTOMIZE = """import atexit, os, sys
+def _cpu_log():
+    import resource
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    role = "checking" if "pytest" in " ".join(sys.argv[:1]) else "command line"
+    with open(os.environ["HWBENCH_CPU_LOG"], "a") as f:
+        f.write(role + "\\t" + repr(u.ru_utime + u.ru_stime) + "\\n")
+if os.environ.get("HWBENCH_CPU_LOG"):
+    atexit.register(_cpu_log)
+"""
+
+
+def _env(cpu_log: Path | None = None) -> dict[str, str]:
+    """The user's environment, with the kit's bytecode cached as on a student's machine (a warm-up run writes it
+    into the kit's __pycache__ folders, which git ignores); with ``cpu_log``, each grader process logs its CPU."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if cpu_log is not None:
+        env["HWBENCH_CPU_LOG"] = str(cpu_log)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(cpu_log.parent), env.get("PYTHONPATH", "")]))
+    return env
+
+
+def measure(cmd: list[str], repeat: int, label: str = "", split: list | None = None) -> tuple[float, float, int]:
     """Median wall and CPU seconds of ``cmd`` over ``repeat`` runs (CPU: the process and every process it waited
-    for, which is all of them: workers end before their grading process), and the last exit code."""
+    for, which is all of them: workers end before their grading process), and the last exit code. With ``split``
+    (a list), one (command line, checking processes, confined processes) CPU triple per run is appended to it."""
     walls, cpus, code = [], [], 0
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-    for i in range(repeat):
-        if PROGRESS is not None:
-            PROGRESS.show(f"{label} ({i + 1}/{repeat})" if repeat > 1 else label)
-        cpu, started = _children_cpu(), time.perf_counter()
-        code = subprocess.run(cmd, cwd=str(ROOT), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              env=env).returncode
-        walls.append(time.perf_counter() - started)
-        cpus.append(_children_cpu() - cpu)
+    with tempfile.TemporaryDirectory(prefix="hwbench-cpu-") as tmp:
+        log = Path(tmp) / "cpu.log" if split is not None else None
+        if log is not None:
+            (Path(tmp) / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
+        for i in range(repeat):
+            if PROGRESS is not None:
+                PROGRESS.show(f"{label} ({i + 1}/{repeat})" if repeat > 1 else label)
+            if log is not None:
+                log.write_text("", encoding="utf-8")
+            cpu, started = _children_cpu(), time.perf_counter()
+            code = subprocess.run(cmd, cwd=str(ROOT), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  env=_env(log)).returncode
+            walls.append(time.perf_counter() - started)
+            cpus.append(_children_cpu() - cpu)
+            if log is not None:
+                own = {"command line": 0.0, "checking": 0.0}
+                for line in log.read_text(encoding="utf-8").splitlines():
+                    role, seconds = line.split("\t")
+                    own[role] += float(seconds)
+                split.append((own["command line"], own["checking"], cpus[-1] - sum(own.values())))
     if PROGRESS is not None:
         PROGRESS.clear()
     return statistics.median(walls), statistics.median(cpus), code
+
+
+def where_cpu_goes(split: list, one_check: list, processes: int, floor: tuple[float, float]) -> None:
+    """The whole homework's CPU by process, and what the student's code alone implies for the targets: the
+    confined CPU less the start-up of ``processes`` zygotes (each measured as the confined CPU of one check)."""
+    cli, checking, confined = (statistics.median(x[i] for x in split) for i in range(3))
+    start_up = statistics.median(x[2] for x in one_check)
+    print(f"{'  its CPU by process: the command line':<46} {cli:6.2f} s; checking processes (pytest and the checks' "
+          f"own computations) {checking:.2f} s; confined zygotes and workers {confined:.2f} s", flush=True)
+    work, cores = confined - processes * start_up, os.cpu_count() or 1
+    label = f"  the student code's share: confined CPU less {processes} zygote start-ups ({start_up:.2f} s each)"
+    print(f"{label}: {work:.2f} s = {work / floor[1]:.1f}× the floor's CPU; on {cores} cores at least "
+          f"{work / cores:.2f} s = {work / cores / floor[0]:.1f}× the floor's wall", flush=True)
 
 
 def row(label: str, wall: float, floor: tuple[float, float], cpu: float | None = None,
@@ -191,22 +250,26 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{hw.name}: {len(hw.parts)} parts; {os.cpu_count()} CPUs, load average {load:.2f}; "
           f"Python {sys.version.split()[0]}; median of {repeat} run(s) each, in fresh processes")
-    runs = 3 + repeat * (3 + len(hw.parts)) + (1 if variant else 0) + (1 if batch else 0)
+    runs = 4 + repeat * (3 + len(hw.parts)) + (1 if variant else 0) + (1 if batch else 0)
     runs += 2 * args.repeat if args.before else 0
     PROGRESS = Progress(runs)
+    measure([*CHECK, hw.name, hw.parts[0].id, "--solutions"], 1, "warm-up (the kit's bytecode)")
     floor = measure([sys.executable, "-c", "import numpy, pytest"], 3, "the floor")
     label = 'python -c "import numpy, pytest" (the floor)'
     print(f"{label:<46} {floor[0]:6.2f} s wall, CPU {floor[1]:.2f} s", flush=True)
 
-    wall, cpu, code = measure([*CHECK, hw.name, "--solutions"], repeat, "solutions, all parts")
+    first = hw.parts[0]
+    check = next(iter(_check_names(hw, first)), first.id)
+    one_check: list = []
+    check_wall, check_cpu, _ = measure([*CHECK, hw.name, check, "--solutions"], repeat, "one check", one_check)
+    split: list = []
+    wall, cpu, code = measure([*CHECK, hw.name, "--solutions"], repeat, "solutions, all parts", split)
     row("solutions, all parts", wall, floor, cpu, TARGET_WALL, TARGET_CPU, "" if code == 0 else f"(exit {code}!)")
+    where_cpu_goes(split, one_check, len(schedule(hw.select([]), os.cpu_count() or 1)), floor)
     for part in hw.parts:
         wall, cpu, code = measure([*CHECK, hw.name, part.id, "--solutions"], repeat, f"one part: {part.id}")
         row(f"  one part: {part.id}", wall, floor, cpu, TARGET_PART, note="" if code == 0 else f"(exit {code}!)")
-    first = hw.parts[0]
-    check = next(iter(_check_names(hw, first)), first.id)
-    wall, cpu, _ = measure([*CHECK, hw.name, check, "--solutions"], repeat, "one check")
-    row(f"  one check: {check}", wall, floor, cpu)
+    row(f"  one check: {check}", check_wall, floor, check_cpu)
 
     with tempfile.TemporaryDirectory(prefix="hwbench-") as tmp:
         from grader.notebook_build import write_solved
