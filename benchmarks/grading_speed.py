@@ -197,6 +197,8 @@ def compare(hw, rev: str, repeat: int) -> None:
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             then, now = [], []
+            measure([sys.executable, str(before / "homework" / "check.py"), hw.name, "ppo", "--solutions"], 1,
+                    f"warm-up of the kit at {rev}")
             for _ in range(repeat):
                 then.append(measure([sys.executable, str(before / "homework" / "check.py"), hw.name, "--solutions"],
                                     1, f"kit at {rev}")[:2])
@@ -251,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{hw.name}: {len(hw.parts)} parts; {os.cpu_count()} CPUs, load average {load:.2f}; "
           f"Python {sys.version.split()[0]}; median of {repeat} run(s) each, in fresh processes")
     runs = 4 + repeat * (3 + len(hw.parts)) + (1 if variant else 0) + (1 if batch else 0)
-    runs += 2 * args.repeat if args.before else 0
+    runs += 2 * args.repeat + 1 if args.before else 0
     PROGRESS = Progress(runs)
     measure([*CHECK, hw.name, hw.parts[0].id, "--solutions"], 1, "warm-up (the kit's bytecode)")
     floor = measure([sys.executable, "-c", "import numpy, pytest"], 3, "the floor")
