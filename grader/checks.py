@@ -15,14 +15,37 @@ import numpy as np
 
 
 class CheckFailure(AssertionError):
-    """A graded check failed; the message is meant for the student."""
+    """A graded check failed; the message is meant for the student. ``function``: the function whose answer
+    failed (set by :func:`about`), in a check of several functions."""
+
+    function: str | None = None
 
 
-def graded(title: str, *, weight: float = 1.0, bonus: bool = False):
-    """Mark a test as a graded check. ``title`` may use the test's parameters: ``"курьер, λ = {lam}"``."""
+def graded(title: str, *, subject: str | tuple[str, ...], weight: float = 1.0, bonus: bool = False):
+    """Mark a test as a graded check of ``subject``: the function whose answer it compares (the one the feedback
+    puts a failure under, whatever else the check calls to build its expected answer or a hint), or the functions
+    of a check that compares several (then :func:`about` says which one failed, else the first is meant).
+    ``title`` and ``subject`` may use the test's parameters: ``"курьер, λ = {lam}"``, ``"{method}"``."""
     import pytest  # here, not at the top: a worker imports this module for the test environments, never pytest
 
-    return pytest.mark.check(title, weight=weight, bonus=bonus)
+    subjects = (subject,) if isinstance(subject, str) else tuple(subject)
+    return pytest.mark.check(title, subject=subjects, weight=weight, bonus=bonus)
+
+
+class about:
+    """``with about("policy_evaluation"): check_close(...)``: in a check of several functions, a failure inside
+    the block is about that function."""
+
+    def __init__(self, function: str):
+        self.function = function
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        if isinstance(exc, CheckFailure) and exc.function is None:
+            exc.function = self.function
+        return False
 
 
 def call_many(function, n: int, *args, **kwargs) -> list:

@@ -57,7 +57,8 @@ def gradescope(results: list[PartResult], seconds: float) -> dict:
             tests.append({"name": f"[{r.part.id}] {c.title}", "score": round(score, 4), "max_score": round(worth, 4),
                           "status": "passed" if c.passed else "failed", "output": output, "output_format": "md",
                           "visibility": "visible",
-                          "extra_data": {"part": r.part.id, "check": c.name, "kind": c.kind, "bonus": c.bonus}})
+                          "extra_data": {"part": r.part.id, "check": c.name, "kind": c.kind, "bonus": c.bonus,
+                                         "subject": c.subject}})
     data = {"score": round(sum(t["score"] for t in tests), 4), "execution_time": max(0, math.ceil(seconds)),
             "output": "", "output_format": "md", "visibility": "visible", "tests": tests,
             "extra_data": {"parts": [{"id": r.part.id, "title": r.part.title, "points": r.part.points,

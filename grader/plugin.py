@@ -89,8 +89,9 @@ def _emit(config, record: dict) -> None:
 
 
 def _meta(item) -> dict:
-    title, weight, bonus = _title(item)
-    return {"nodeid": item.nodeid, "name": item.name, "title": title, "weight": weight, "bonus": bonus}
+    title, weight, bonus, subjects = _title(item)
+    return {"nodeid": item.nodeid, "name": item.name, "title": title, "weight": weight, "bonus": bonus,
+            "subjects": list(subjects)}
 
 
 def _file(item) -> str:
@@ -302,22 +303,30 @@ def _fill(match, params: dict) -> str:
 _TITLE = pytest.StashKey[tuple]()
 
 
-def _title(item) -> tuple[str, float, bool]:
-    """(title, weight, bonus) of a check, worked out once and kept on the item."""
+def _title(item) -> tuple[str, float, bool, tuple[str, ...]]:
+    """(title, weight, bonus, subjects) of a check, worked out once and kept on the item."""
     if _TITLE not in item.stash:
         item.stash[_TITLE] = _work_out_title(item)
     return item.stash[_TITLE]
 
 
-def _work_out_title(item) -> tuple[str, float, bool]:
+def _work_out_title(item) -> tuple[str, float, bool, tuple[str, ...]]:
     marker = item.get_closest_marker("check")
     if marker is None:
         doc = (getattr(item.obj, "__doc__", None) or "").strip().splitlines()
-        return (doc[0] if doc else item.name), 1.0, False
+        return (doc[0] if doc else item.name), 1.0, False, ()
     title = marker.args[0] if marker.args else item.name
     params = getattr(getattr(item, "callspec", None), "params", {})
     title = _PLACEHOLDER.sub(lambda m: _fill(m, params), title)
-    return title, float(marker.kwargs.get("weight", 1.0)), bool(marker.kwargs.get("bonus", False))
+    subjects = tuple(_PLACEHOLDER.sub(lambda m: _fill(m, params), str(s)) for s in marker.kwargs.get("subject", ()))
+    return title, float(marker.kwargs.get("weight", 1.0)), bool(marker.kwargs.get("bonus", False)), subjects
+
+
+def _subject(exc: BaseException | None, subjects: tuple[str, ...]) -> str:
+    """The function a check's result is about: of its subjects, the one whose call or comparison failed (an
+    exception's ``function``), else the first; never a function the check called only to explain a failure."""
+    named = getattr(exc, "function", None)
+    return named if named in subjects else (subjects[0] if subjects else "")
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -330,17 +339,17 @@ def pytest_runtest_makereport(item, call):
         kind, message = explain(exc, _live(item.config), mutated)
         # the student's own traceback, from the worker, where there is one; the check's otherwise
         trace = exc.info.get("traceback", "") if isinstance(exc, RemoteError) else report.longreprtext
-        item.stash[_FAILURE] = (kind, message, str(trace))
+        item.stash[_FAILURE] = (kind, message, str(trace), _subject(exc, _title(item)[3]))
     if call.when == "teardown":
         state = item.config.stash[_STATE]
         functions = []
         for session in state["sessions"].values():
             functions += session.end_check()
-        title, weight, bonus = _title(item)
+        title, weight, bonus, subjects = _title(item)
         failure = item.stash.get(_FAILURE, None)
         _emit(item.config, {
             "event": "result", "nodeid": item.nodeid, "name": item.name, "title": title, "weight": weight,
             "bonus": bonus, "outcome": "failed" if failure else "passed", "kind": failure[0] if failure else "",
             "message": failure[1] if failure else "", "traceback": failure[2] if failure else "",
-            "functions": functions,
+            "functions": functions, "subject": failure[3] if failure else _subject(None, subjects),
         })

@@ -341,6 +341,15 @@ class Session:
     # ---- calls -------------------------------------------------------------------------------------------
 
     def call(self, module: str, function: str, args: tuple, kwargs: dict, repeat: int = 0, track: bool = True):
+        """``function(*args, **kwargs)`` in the worker; an exception it ends with names the function
+        (``.function``: in a check of several functions, the one whose call failed)."""
+        try:
+            return self._call(module, function, args, kwargs, repeat, track)
+        except (HungFunction, MissingFunction, CallTimeout, WorkerCrashed, BadAnswer, RemoteError) as exc:
+            exc.function = function
+            raise
+
+    def _call(self, module: str, function: str, args: tuple, kwargs: dict, repeat: int, track: bool):
         if (module, function) in self.hung:
             raise HungFunction(f"функция {function} не запускалась: "
                                f"она уже зависла в проверке «{self.hung[module, function]}» "

@@ -163,8 +163,6 @@ def _first_run(hw: Homework, results: list[PartResult], rerun_prefix: str, files
 # ---- the failures, grouped by the function to fix --------------------------------------------------------
 
 _TODO = re.compile(r"не реализовано \(TODO\): (\w+)")
-_RUNNING = re.compile(r"(?:выполнялась функция|функция) (\w+)")
-_HUNG_IN = re.compile(r"зависла в проверке «(.*)»\s*\(превышено время", re.S)  # the check a hung function hung in
 
 
 def _grouped(c: CheckResult) -> bool:
@@ -223,31 +221,11 @@ def _bar(traceback: str) -> str:
 
 
 def _by_function(failed: list[CheckResult], order: list[str]) -> "OrderedDict[str, list[CheckResult]]":
-    """The failed checks grouped by the function each is about, in the test file's order within a group.
-
-    A check that called several functions (TD against Monte Carlo on the same episodes) joins the group of one
-    of them that fails on its own, preferably one whose failure names a typical mistake: the comparison
-    fails because of that function; otherwise it is about the last function it called.
-    """
-    known = set(order)
-    alone: dict[str, list[CheckResult]] = {}
-    for c in failed:
-        called = [f for f in getattr(c, "functions", None) or [] if f in known or not known]
-        if len(called) <= 1:
-            alone.setdefault(subject(c, order), []).append(c)
-    timed_out = {c.title: c for c in failed if c.kind == "timeout"}
+    """The failed checks grouped by the function each is about (:func:`subject`), in the test file's order within a
+    group."""
     groups: "OrderedDict[str, list[CheckResult]]" = OrderedDict()
     for c in failed:
-        called = [f for f in getattr(c, "functions", None) or [] if f in known or not known]
-        func = subject(c, order)
-        hung_in = _HUNG_IN.search(c.message) if c.kind == "hung" else None
-        if hung_in and hung_in.group(1) in timed_out:  # the same loop: read where it ran past the limit
-            func = subject(timed_out[hung_in.group(1)], order)
-        elif len(called) > 1 and c.kind != "todo":
-            owners = [f for f in called if f in alone]
-            named = [f for f in owners if any(DIAGNOSIS in x.message for x in alone[f])]
-            func = (named or owners or [func])[-1]
-        groups.setdefault(func, []).append(c)
+        groups.setdefault(subject(c, order), []).append(c)
     return groups
 
 
@@ -317,28 +295,14 @@ def _function_group(part_id: str, func: str, checks: list[CheckResult], before: 
 def subject(c: CheckResult, functions: list[str]) -> str:
     """The function of the module under test a failed check is about ("" when unknown).
 
-    A TODO names the function to write; otherwise the last function the check called (the one whose answer it
-    was comparing); for a check that did not finish (a time limit), the public function its message names
-    («выполнялась функция X»), else one named in the test's name (``test_x[policy_iteration]``) or in the
-    first line of its message.
+    A TODO names the function to write; otherwise the check's subject: the function whose answer it compared, as
+    the check declares it (grader.checks.graded), never a function it called to build its expected answer or a hint.
     """
     known = set(functions)
     m = _TODO.search(c.message)
     if m and (m.group(1) in known or not known):
         return m.group(1)
-    called = [f for f in getattr(c, "functions", None) or [] if f in known or not known]
-    if called:
-        return called[-1]
-    for m in _RUNNING.finditer(c.message):
-        if m.group(1) in known and not m.group(1).startswith("_"):
-            return m.group(1)
-    test = "_" + re.sub(r"\W", "_", c.name) + "_"
-    named = [f for f in functions if f"_{f}_" in test]
-    if named:
-        return max(named, key=len)
-    head = c.message.strip().splitlines()[0] if c.message.strip() else ""
-    words = set(re.findall(r"\w+", head))
-    return next((f for f in functions if f in words), "")
+    return c.subject if c.subject and (c.subject in known or not known) else ""
 
 
 _ORDER_CACHE: dict[tuple[str, float], tuple[list[str], dict[str, set[str]]]] = {}

@@ -20,6 +20,8 @@ class CheckResult:
     weight: float = 1.0
     bonus: bool = False
     functions: list[str] = field(default_factory=list)  # the student's functions the check called, first call first
+    subject: str = ""  # the function this result is about (of ``subjects``: the one whose answer failed)
+    subjects: list[str] = field(default_factory=list)  # the functions the check compares, as it declares them
 
     @property
     def passed(self) -> bool:

@@ -32,7 +32,8 @@ from grader.results import CheckResult, PartResult
 PYTEST_FLAGS = ["-q", "--tb=native", "--assert=plain", "-p", "no:cacheprovider", "-p", "no:randomly",
                 "-p", "no:unraisableexception", "-p", "no:threadexception",
                 "-o", "addopts=", "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"), "--no-header"]
-_FIELDS = ("nodeid", "name", "title", "outcome", "kind", "message", "traceback", "weight", "bonus", "functions")
+_FIELDS = ("nodeid", "name", "title", "outcome", "kind", "message", "traceback", "weight", "bonus", "functions",
+           "subject")
 SILENCE_LIMIT = 120.0  # s without any event from the pytest process (beyond the per-check limit): it is stuck
 
 
@@ -48,16 +49,19 @@ def check_results(records: list[dict]) -> list[CheckResult]:
     out = []
     for meta in (collected or {}).get("items", []):
         rec = verdicts.get(meta["nodeid"])
+        subjects = [str(s) for s in meta.get("subjects") or []]
         if rec is None:
             out.append(CheckResult(meta["nodeid"], meta["name"], meta["title"], "failed", "error",
                                    "проверка не дала результата (процесс проверки прервался)", weight=meta["weight"],
-                                   bonus=meta["bonus"]))
+                                   bonus=meta["bonus"], subject=(subjects or [""])[0], subjects=subjects))
             continue
+        subject = rec.get("subject") if rec.get("subject") in subjects else (subjects or [""])[0]
         out.append(CheckResult(**{**{k: rec.get(k, "") for k in _FIELDS},
                                   "nodeid": meta["nodeid"], "name": meta["name"],
                                   "title": meta["title"], "weight": meta["weight"], "bonus": meta["bonus"],
                                   "outcome": "passed" if rec.get("outcome") == "passed" else "failed",
-                                  "functions": list(rec.get("functions") or [])}))
+                                  "functions": list(rec.get("functions") or []), "subject": subject,
+                                  "subjects": subjects}))
     return out
 
 
@@ -66,7 +70,8 @@ def notes(records: list[dict]) -> list[str]:
     return [line for rec in records if rec.get("event") == "notes" for line in rec["lines"]]
 
 
-def _child_env(token: str) -> dict[str, str]:
+def checking_environment(token: str) -> dict[str, str]:
+    """The environment of a checking process of the grading run ``token``."""
     env = dict(os.environ)  # bytecode of the kit's own modules may be cached: no student module is imported here
     # no third-party pytest plugins: whatever is installed on the machine, the checks run the same way
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
@@ -182,7 +187,7 @@ def _follow(cmd: list[str], tmp: Path, token: str, limit: float,
     with open(err_path, "wb") as err:
         fds = (nursery.control.fileno(),) if nursery is not None else ()
         proc = subprocess.Popen(cmd, cwd=str(tmp), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
-                                env=_child_env(token), start_new_session=True, pass_fds=fds)
+                                env=checking_environment(token), start_new_session=True, pass_fds=fds)
         if nursery is not None:  # the checking process holds the zygote now: it lives as long as that process
             nursery.control.close()
             nursery.control = None

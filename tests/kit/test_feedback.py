@@ -1,6 +1,7 @@
 """The feedback a student reads: one mistake, one diagnosis, in the order to fix things.
 
-The report groups the failures of one function under it, callee first (td_errors, gae, ppo_loss); a named typical
+The report groups the failures of one function under it (each check's subject: the function whose answer it
+compared), callee first (td_errors, gae, ppo_loss); a named typical
 mistake leads its group and the group's other failed checks are one line each; a function whose callee failed
 above defers to it. Every typical mistake of the kit's catalogue opens the feedback with a diagnosis or a hint
 that is about something (grader.report.GENERIC_HINTS lists the texts that are not).
@@ -20,13 +21,15 @@ RERUN = f"python homework/check.py {HW}"
 DIAG = "Похоже на типичную ошибку: рекурсия идёт с начала траектории, а нужно с конца (reversed)."
 
 
-def failure(name: str, function: str, message: str, kind: str = "check") -> CheckResult:
+def failure(name: str, function: str, message: str, kind: str = "check", called: list[str] | None = None
+            ) -> CheckResult:
     return CheckResult(f"tests/{HW}/test_ppo.py::{name}", name, f"проверка {name}", "failed", kind, message,
-                       functions=[function] if function else [])
+                       functions=called if called is not None else [function], subject=function, subjects=[function])
 
 
 def passing(name: str, function: str) -> CheckResult:
-    return CheckResult(f"tests/{HW}/test_ppo.py::{name}", name, f"проверка {name}", "passed", functions=[function])
+    return CheckResult(f"tests/{HW}/test_ppo.py::{name}", name, f"проверка {name}", "passed", functions=[function],
+                       subject=function, subjects=[function])
 
 
 def render(*checks: CheckResult) -> str:
@@ -64,12 +67,15 @@ def test_functions_are_shown_callee_first_and_a_caller_defers_to_its_callee():
     assert "■ [ppo] ppo_loss — не пройдено проверок: 1. ppo_loss вызывает ppo_clip_objective" in text, text
 
 
-def test_a_check_without_recorded_calls_is_grouped_by_the_function_its_name_or_message_names():
-    text = render(
-        failure("test_gae_courier", "", f"Проверяли: gae для курьера\n{DIAG}"),
-        failure("test_quiz_question_2", "", "Проверяли: gae для вопроса 2\nОжидали: 1"),
+def test_a_check_is_grouped_under_its_subject_whatever_else_it_called():
+    text = render(  # the loss check called ppo_clip_objective last (for a hint): still a failure of ppo_loss
+        failure("test_loss", "ppo_loss", "Проверяли: ppo_loss\nПодсказка: c_e·H со знаком минус",
+                called=["ppo_loss", "ppo_clip_objective"]),
+        failure("test_courier", "gae", f"Проверяли: gae для курьера\n{DIAG}", called=[]),
     )
-    assert len(report.failure_blocks(text)) == 1 and "■ [ppo] gae — не пройдено проверок: 2" in text, text
+    blocks = report.failure_blocks(text)
+    assert [b.splitlines()[0] for b in blocks] == ["✗ [ppo] проверка test_courier", "✗ [ppo] проверка test_loss"]
+    assert "ppo_clip_objective" not in text, text
 
 
 def test_without_a_diagnosis_a_specific_hint_leads_over_a_generic_one():

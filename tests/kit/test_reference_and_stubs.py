@@ -1,6 +1,7 @@
 """The reference solutions pass every graded check; the untouched stubs fail every one cleanly."""
 import pytest
 
+from grader import homeworks, report
 from kit import HW, run_check_json
 
 
@@ -37,3 +38,11 @@ def test_stubs_fail_every_check_as_not_implemented(stubs):
 
 def test_both_runs_grade_the_same_checks(solutions, stubs):
     assert [t["name"] for t in solutions[1]["tests"]] == [t["name"] for t in stubs[1]["tests"]]
+
+
+def test_every_check_is_about_a_function_of_its_part(solutions):
+    hw = homeworks.load(HW)
+    functions = {p.id: report.function_order(hw, p)[0] for p in hw.parts}
+    stray = [t["name"] for t in solutions[1]["tests"]
+             if t["extra_data"].get("subject") not in functions[t["extra_data"]["part"]]]
+    assert not stray, f"checks whose subject is no function of their part's module: {stray}"

@@ -207,7 +207,7 @@ def pair_of_floats(got, what):
 # ---- log_softmax ----------------------------------------------------------------------------------
 
 
-@graded("log_softmax: [1, 2, 3] и устойчивость на логитах 1000, 1001")
+@graded("log_softmax: [1, 2, 3] и устойчивость на логитах 1000, 1001", subject="log_softmax")
 def test_log_softmax(boss):
     check_close(boss.log_softmax(np.array([1.0, 2.0, 3.0])), [-2.40760596, -1.40760596, -0.40760596],
                 what="log_softmax([1, 2, 3])", hint="log π(a) = z_a − log Σ_b exp(z_b).", atol=1e-7,
@@ -249,7 +249,8 @@ def _sample(boss, lm, seed, B=300):
     return theta, w, ref, prompts, {k: np.asarray(batch[k]) for k in BATCH_KEYS}
 
 
-@graded("Сэмплирование ответов: маска, длины, EOS, предыдущие токены, log π, log π_ref и V(s_t) (seed {seed})")
+@graded("Сэмплирование ответов: маска, длины, EOS, предыдущие токены, log π, log π_ref и V(s_t) (seed {seed})",
+        subject="sample_answers")
 @pytest.mark.parametrize("seed", [0, 1])
 def test_sample_answers_consistent(boss, lm, seed):
     theta, w, ref, prompts, b = _sample(boss, lm, 10 * seed)
@@ -307,7 +308,8 @@ def test_sample_answers_consistent(boss, lm, seed):
                                   unmasked[pad]})
 
 
-@graded("Сэмплирование: частоты токенов совпадают с π_θ (B = 6000, 5σ), зерно rng определяет батч")
+@graded("Сэмплирование: частоты токенов совпадают с π_θ (B = 6000, 5σ), зерно rng определяет батч",
+        subject="sample_answers")
 def test_sample_answers_distribution(boss, lm):
     theta, w, ref, prompts, b = _sample(boss, lm, 5, B=6000)
     tokens = b["tokens"].astype(int)
@@ -351,7 +353,8 @@ HAND = dict(
 )
 
 
-@graded("Награды токенов (InstructGPT): ответы «а б в <конец>» и «в <конец>», β = 0.1 — посчитано вручную")
+@graded("Награды токенов (InstructGPT): ответы «а б в <конец>» и «в <конец>», β = 0.1 — посчитано вручную",
+        subject="token_rewards")
 def test_token_rewards_hand_made(boss):
     """β = 0.1. Ответ 1 (4 токена, оценка 1): log π − log π_ref = [1, 0, 2, 0] →
     r = [−0.1, 0, −0.2, 0 + 1] = [−0.1, 0, −0.2, 1]. Ответ 2 (2 токена, оценка 1/3): разности [0.5, −0.2] →
@@ -370,7 +373,8 @@ def test_token_rewards_hand_made(boss):
         check_unchanged(HAND[name], args[name], name=name, function="token_rewards")
 
 
-@graded("Награды токенов на случайном батче: сумма по ответу = оценка − β·Σ(log π − log π_ref) (seed {seed})")
+@graded("Награды токенов на случайном батче: сумма по ответу = оценка − β·Σ(log π − log π_ref) (seed {seed})",
+        subject="token_rewards")
 @pytest.mark.parametrize("seed", [0, 1])
 def test_token_rewards_random(boss, seed):
     rng = np.random.default_rng(40 + seed)
@@ -391,7 +395,7 @@ def test_token_rewards_random(boss, seed):
 # ---- token GAE --------------------------------------------------------------------------------------
 
 
-@graded("GAE по токенам, γ = 1, λ = 0.95: ответ из 4 токенов, посчитано вручную")
+@graded("GAE по токенам, γ = 1, λ = 0.95: ответ из 4 токенов, посчитано вручную", subject="token_gae")
 def test_token_gae_hand_made(boss):
     """r = [−0.1, 0, −0.2, 1], V = [0.5, 0.6, 0.7, 0.8], γ = 1, после конца V = 0:
     δ = [−0.1 + 0.6 − 0.5, 0 + 0.7 − 0.6, −0.2 + 0.8 − 0.7, 1 − 0.8] = [0, 0.1, −0.1, 0.2];
@@ -421,7 +425,8 @@ def test_token_gae_hand_made(boss):
         check_unchanged(before, after, name=name, function="token_gae")
 
 
-@graded("Замечание VAPO: оценка в конце ответа из 101 токена доходит до первого токена как 0.95^100 ≈ 0.006")
+@graded("Замечание VAPO: оценка в конце ответа из 101 токена доходит до первого токена как 0.95^100 ≈ 0.006",
+        subject="token_gae")
 def test_token_gae_long_answer(boss):
     L = 101
     rewards = np.zeros((2, L))
@@ -438,7 +443,7 @@ def test_token_gae_long_answer(boss):
     check_close(adv1, np.ones((2, L)), what="при λ = 1 (и γ = 1) оценка доходит до каждого токена целиком")
 
 
-@graded("GAE по токенам на случайном батче против суммы Σ(γλ)^l δ по каждому ответу (seed {seed})")
+@graded("GAE по токенам на случайном батче против суммы Σ(γλ)^l δ по каждому ответу (seed {seed})", subject="token_gae")
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_token_gae_random(boss, seed):
     rng = np.random.default_rng(60 + seed)
@@ -474,7 +479,8 @@ def normalize_mistakes(x, mask):
             "mean и std — по каждому ответу отдельно, а не по всем настоящим токенам мини-батча": np.array(rows)}
 
 
-@graded("Нормировка преимуществ только по настоящим токенам: паддинг не сдвигает mean и std")
+@graded("Нормировка преимуществ только по настоящим токенам: паддинг не сдвигает mean и std",
+        subject="masked_normalize")
 def test_masked_normalize(boss):
     x = np.array([[1.0, 2.0, 3.0], [4.0, 50.0, -70.0]])
     mask = np.array([[1.0, 1, 1], [1, 0, 0]])
@@ -510,7 +516,8 @@ def _policy_case(seed, B=3, L=4, V=6):
     return logits, actions, logp_old, adv, mask
 
 
-@graded("Градиент loss актора по логитам против конечных разностей: клиппинг, энтропия, маска (seed {seed})")
+@graded("Градиент loss актора по логитам против конечных разностей: клиппинг, энтропия, маска (seed {seed})",
+        subject="policy_loss")
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_policy_loss_gradient(boss, seed):
     logits, actions, logp_old, adv, mask = _policy_case(seed)
@@ -544,7 +551,8 @@ def test_policy_loss_gradient(boss, seed):
 FIVE_CASES = [(1.0, 1.1, 1.1), (1.0, 1.5, 0.0), (1.0, 0.5, 0.5), (-1.0, 0.7, 0.0), (-1.0, 1.5, -1.5)]
 
 
-@graded("Пять случаев клиппинга урока: градиент по логиту выбранного токена 0 там, где клиппинг сработал")
+@graded("Пять случаев клиппинга урока: градиент по логиту выбранного токена 0 там, где клиппинг сработал",
+        subject="policy_loss")
 def test_policy_loss_clip_zero(boss):
     """Пять токенов (один ответ), c_e = 0, ε = 0.2; у выбранного токена π = 0.25. ρ = [1.1, 1.5, 0.5, 0.7, 1.5],
     Â = [1, 1, 1, −1, −1]: loss = −mean(min) = −0.1; d(цель)/d(log π) = [1.1, 0, 0.5, 0, −1.5] (таблица урока),
@@ -572,7 +580,7 @@ def test_policy_loss_clip_zero(boss):
     check_close(grad[0, [1, 3]], np.zeros((2, V)), atol=1e-12, what="весь градиент по логитам клиппированных токенов")
 
 
-@graded("Маска в loss актора: мусор на паддинге (логиты, токены, Â, logp_old) ничего не меняет")
+@graded("Маска в loss актора: мусор на паддинге (логиты, токены, Â, logp_old) ничего не меняет", subject="policy_loss")
 def test_policy_loss_masking(boss):
     logits, actions, logp_old, adv, mask = _policy_case(7)
     loss, grad = pair_of_floats(boss.policy_loss(logits, actions, logp_old, adv, mask), "policy_loss")
@@ -590,7 +598,7 @@ def test_policy_loss_masking(boss):
     check_close(grad[pad], np.zeros((pad.sum(), logits.shape[-1])), what="градиент по логитам паддинга", atol=1e-12)
 
 
-@graded("Градиент loss критика против конечных разностей; паддинг не учится")
+@graded("Градиент loss критика против конечных разностей; паддинг не учится", subject="critic_loss")
 def test_critic_loss_gradient(boss):
     rng = np.random.default_rng(21)
     values, returns = rng.normal(size=(4, 5)), rng.normal(size=(4, 5))
@@ -634,7 +642,7 @@ def adam_oracle(grads, lr, b1=0.9, b2=0.999, eps=1e-8):
     return steps
 
 
-@graded("Adam: первый шаг ≈ lr·sign(g), три шага против формулы с поправкой смещения")
+@graded("Adam: первый шаг ≈ lr·sign(g), три шага против формулы с поправкой смещения", subject="adam_step")
 def test_adam_step(boss):
     param = np.array([1.0, -2.0, 0.5, 3.0])
     g1 = np.array([0.3, -4.0, 1e-3, 0.0])
@@ -841,7 +849,7 @@ W_MISTAKES = {
 
 
 @graded("Обновление PPO: эпохи по перемешанным мини-батчам, logp_old из батча, Adam — повтор по порядку из docstring "
-        "({setting})")
+        "({setting})", subject="ppo_update")
 @pytest.mark.parametrize("seed, setting", [(0, "ε = 0.2, c_v = 0.5, c_e = 0.01, lr = 0.05, 3 эпохи по 4 мини-батча"),
                                            (1, "ε = 0.1, c_v = 1.5, c_e = 0.05, lr = 0.03, 2 эпохи по 3 мини-батча")],
                          ids=["0", "1"])
@@ -915,7 +923,7 @@ def test_ppo_update_replay(boss, lm, seed, setting):
 # ---- monitoring ---------------------------------------------------------------------------------
 
 
-@graded("Мониторинг: точный KL к референсу на ответ и средняя энтропия на токен")
+@graded("Мониторинг: точный KL к референсу на ответ и средняя энтропия на токен", subject="kl_and_entropy")
 def test_kl_and_entropy(boss):
     """Один ответ из двух токенов над словарём из двух: π = [0.5, 0.5] и [0.8, 0.2], π_ref = [0.5, 0.5] оба раза.
     KL = 0 + 0.8·ln(1.6) + 0.2·ln(0.4) = 0.192745; энтропия = (ln 2 + 0.500402) / 2 = 0.596772.
@@ -1047,7 +1055,7 @@ def check_history_replay(boss, lm, history, expected, variants, *, what, hint):
 
 
 @graded("train по шагам docstring: 3 обновления с β, γ, λ, lr, ε, c_v, c_e, эпохами и мини-батчами не по умолчанию "
-        "повторены вашими же функциями")
+        "повторены вашими же функциями", subject="train")
 def test_train_replay(boss, lm):
     """train(n_updates=3, seed=7, batch_size=32, beta=0.05, gamma=0.95, lam=0.8, lr=0.03, n_epochs=2,
     n_minibatches=2, eps=0.1, c_v=1.0, c_e=0.05) against the same steps made here with the module's own
@@ -1090,7 +1098,7 @@ def test_train_replay(boss, lm):
                               "новые theta, w и opt идут в следующее обновление.")
 
 
-@graded("Обучение PPO по умолчанию: оценка от ≤ 0.3 до ≥ 0.9, KL к референсу < 6 нат (seed {seed})")
+@graded("Обучение PPO по умолчанию: оценка от ≤ 0.3 до ≥ 0.9, KL к референсу < 6 нат (seed {seed})", subject="train")
 @pytest.mark.parametrize("seed", TRAIN_SEEDS)
 def test_train_reaches_goal(default_training, seed):
     history = default_training(seed)
@@ -1107,7 +1115,7 @@ def test_train_reaches_goal(default_training, seed):
                got=f"{kl:.3f}", hint="KL-штраф −β·(log π − log π_ref) в наградах держит политику рядом с SFT-моделью.")
 
 
-@graded("Критик учится в train: value_loss за последние 5 обновлений < 0.05 (seed 0)")
+@graded("Критик учится в train: value_loss за последние 5 обновлений < 0.05 (seed 0)", subject="train")
 def test_train_critic_learns(default_training):
     """The reference ends at 0.000–0.004 over 40 seeds (two sampling protocols); a train() that drops the table w
     returned by ppo_update (the critic stays at zero, V = 0 everywhere) ends near 0.15."""
@@ -1123,7 +1131,8 @@ def test_train_critic_learns(default_training):
                     "таблицу w в следующее обновление; проверки этих шагов выше точнее.")
 
 
-@graded("KL-штраф работает: при β = 0.2 политика остаётся рядом с SFT-моделью, KL < 2.5 нат (seed {seed})")
+@graded("KL-штраф работает: при β = 0.2 политика остаётся рядом с SFT-моделью, KL < 2.5 нат (seed {seed})",
+        subject="train")
 @pytest.mark.parametrize("seed", TRAIN_SEEDS)
 def test_train_strong_kl_penalty(boss, seed):
     """With β = 0.2 the penalty outweighs what the task pays: the reference ends at kl_ref ≈ 1.0–1.5 over 40 seeds and
@@ -1137,7 +1146,7 @@ def test_train_strong_kl_penalty(boss, seed):
                     "с перевёрнутым знаком — выше 6.")
 
 
-@graded("Обучение детерминировано для seed и зависит от него; мониторинг в разумных пределах")
+@graded("Обучение детерминировано для seed и зависит от него; мониторинг в разумных пределах", subject="train")
 def test_train_deterministic_and_monitoring(boss):
     a = _history(boss, n_updates=6, seed=3)
     b = _history(boss, n_updates=6, seed=3)
@@ -1168,7 +1177,7 @@ TRAIN_ARGS = {"lam": 0.5, "gamma": 0.9, "lr": 0.02, "eps": 0.05, "c_v": 2.0, "c_
               "n_epochs": 2, "n_minibatches": 2}
 
 
-@graded("Аргументы train доходят до дела: λ, γ, lr, ε, c_v, c_e, эпохи и мини-батчи меняют обучение")
+@graded("Аргументы train доходят до дела: λ, γ, lr, ε, c_v, c_e, эпохи и мини-батчи меняют обучение", subject="train")
 def test_train_uses_its_arguments(boss):
     """Three updates with one argument changed must not repeat the history of train(n_updates=3, seed=5).
     (β is checked by the run with β = 0.2.)"""
@@ -1186,7 +1195,7 @@ def test_train_uses_its_arguments(boss):
 # ---- bonus: GRPO and VAPO -----------------------------------------------------------------------
 
 
-@graded("Бонус: групповое преимущество GRPO (r − mean)/std внутри группы", bonus=True)
+@graded("Бонус: групповое преимущество GRPO (r − mean)/std внутри группы", bonus=True, subject="grpo_advantages")
 def test_grpo_advantages(boss):
     scores = np.array([1.0, 0.0, 0.5, 0.5, 0.2, 0.2, 0.2, 0.2])
     g0 = (np.array([1.0, 0.0, 0.5, 0.5]) - 0.5) / (np.sqrt(0.125) + 1e-8)
@@ -1196,7 +1205,8 @@ def test_grpo_advantages(boss):
                 mistakes={"нормировка по всему батчу": (scores - scores.mean()) / scores.std()})
 
 
-@graded("Бонус: градиент loss GRPO (клиппинг + KL-слагаемое k3) против конечных разностей", bonus=True)
+@graded("Бонус: градиент loss GRPO (клиппинг + KL-слагаемое k3) против конечных разностей", bonus=True,
+        subject="grpo_policy_loss")
 def test_grpo_policy_loss_gradient(boss):
     logits, actions, logp_old, adv, mask = _policy_case(31)
     ref_logp = np.random.default_rng(32).normal(-1.5, 0.5, size=mask.shape)
@@ -1217,7 +1227,7 @@ def test_grpo_policy_loss_gradient(boss):
 
 
 @graded("Бонус: GRPO в train(algo='grpo'): группа — ответы на один промпт, 2 обновления повторены по шагам docstring; "
-        "обучение до ≥ 0.85 за 80 обновлений (seed {seed})", bonus=True)
+        "обучение до ≥ 0.85 за 80 обновлений (seed {seed})", bonus=True, subject="train")
 @pytest.mark.parametrize("seed", TRAIN_SEEDS)
 def test_train_grpo(boss, lm, seed):
     replayed = _history(boss, algo="grpo", n_updates=2, seed=seed, **GRPO_REPLAY)
@@ -1246,7 +1256,7 @@ def test_train_grpo(boss, lm, seed):
 
 
 @graded("Бонус: λ VAPO = 1 − 1/(αl): α = 0.05, l = 100 → 0.8; l = 1000 → 0.98; и GAE с λ своим у каждого ответа",
-        bonus=True)
+        bonus=True, subject="vapo_lambda")
 def test_vapo_lambda(boss):
     check_close(boss.vapo_lambda(np.array([100, 1000, 20, 5]), 0.05), [0.8, 0.98, 0.0, 0.0], atol=1e-12,
                 what="vapo_lambda([100, 1000, 20, 5], α = 0.05)", hint="λ = 1 − 1/(α·l), обрезанное до [0, 1].")

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from grader.checks import (
+    about,
     call_many,
     call_once,
     check_close,
@@ -212,7 +213,7 @@ def inverted(control):
 # ---- ε-greedy -------------------------------------------------------------------------------
 
 
-@graded("ε-жадный выбор при ε = 0 — жадное действие; ответ — целое число")
+@graded("ε-жадный выбор при ε = 0 — жадное действие; ответ — целое число", subject="epsilon_greedy")
 def test_epsilon_greedy_greedy(control):
     q = np.array([0.1, 0.5, -1.0, 0.2])
     before = q.copy()
@@ -231,7 +232,7 @@ def test_epsilon_greedy_greedy(control):
     check_that(int(got) == 1, what="epsilon_greedy принимает список Python", expected="1", got=fmt(got))
 
 
-@graded("ε-жадный выбор: ничьи в argmax разбиваются случайно (в начале обучения Q = 0 везде)")
+@graded("ε-жадный выбор: ничьи в argmax разбиваются случайно (в начале обучения Q = 0 везде)", subject="epsilon_greedy")
 def test_epsilon_greedy_ties(control):
     rng = np.random.default_rng(1)
     n = 4000
@@ -250,7 +251,7 @@ def test_epsilon_greedy_ties(control):
                     "rng.choice(np.flatnonzero(q == q.max())).")
 
 
-@graded("ε-жадный выбор: P(жадное) = 1 − ε + ε/A, P(остальные) = ε/A")
+@graded("ε-жадный выбор: P(жадное) = 1 − ε + ε/A, P(остальные) = ε/A", subject="epsilon_greedy")
 def test_epsilon_greedy_frequencies(control):
     rng = np.random.default_rng(2)
     q, eps, n = [0.0, 1.0, 0.5, -2.0, 0.3], 0.3, 20000
@@ -264,7 +265,8 @@ def test_epsilon_greedy_frequencies(control):
                           "ε — вероятность жадного действия, а не случайного": [0.14, 0.44, 0.14, 0.14, 0.14]})
 
 
-@graded("ε-жадный выбор использует переданный генератор rng: одинаковый seed — одинаковые действия")
+@graded("ε-жадный выбор использует переданный генератор rng: одинаковый seed — одинаковые действия",
+        subject="epsilon_greedy")
 def test_epsilon_greedy_uses_rng(control):
     q = np.zeros(4)
     first = [int(a) for a in call_many(control.epsilon_greedy, 100, q, 0.5, np.random.default_rng(3))]
@@ -278,7 +280,7 @@ def test_epsilon_greedy_uses_rng(control):
 # ---- the update rules, pinned by hand and by replay -----------------------------------------
 
 
-@graded("Развилка, одно обновление вручную: {name} — max_b Q(s', b) или Q(s', a')")
+@graded("Развилка, одно обновление вручную: {name} — max_b Q(s', b) или Q(s', a')", subject="{name}")
 @pytest.mark.parametrize("name", ["q_learning", "sarsa"])
 def test_fork_by_hand(control, name):
     """α = 0.5, γ = 0.9, ε = 1 (все действия случайны), два эпизода на развилке:
@@ -322,7 +324,8 @@ def test_fork_by_hand(control, name):
                 mistakes={names[0]: explained[0][names[0]]} if names else None)
 
 
-@graded("Развилка с лимитом шагов: {name} бутстрапит после truncated и не бутстрапит после terminated")
+@graded("Развилка с лимитом шагов: {name} бутстрапит после truncated и не бутстрапит после terminated",
+        subject="{name}")
 @pytest.mark.parametrize("name", ["q_learning", "sarsa"])
 def test_fork_time_limit(control, name):
     """α = 0.5, γ = 0.9, ε = 0 (только жадные действия, ничьи — случайно), три эпизода:
@@ -380,7 +383,7 @@ def test_fork_time_limit(control, name):
 
 
 @graded("{name} действует ε-жадно с переданным ε: ε = 0 — только жадные действия, ε = 1 — все равновероятно, "
-        "ε = 0.3 — 80% жадных")
+        "ε = 0.3 — 80% жадных", subject="{name}")
 @pytest.mark.parametrize("name", ["q_learning", "sarsa"])
 def test_epsilon_is_used(control, name):
     """Бандит с одним состоянием: действие 0 даёт +1, действия 1 и 2 дают −1, эпизод — один шаг.
@@ -423,7 +426,8 @@ def test_epsilon_is_used(control, name):
                     mistakes=mistakes if close or hint_on_failure() == hint else None)
 
 
-@graded("{name} на случайной MDP: Q совпадает с повтором записанных переходов по правилу (seed {seed})")
+@graded("{name} на случайной MDP: Q совпадает с повтором записанных переходов по правилу (seed {seed})",
+        subject="{name}")
 @pytest.mark.parametrize("name,seed", [("q_learning", 0), ("q_learning", 1), ("sarsa", 0), ("sarsa", 1)])
 def test_replay_random_mdp(control, name, seed):
     # Q-learning is also given time-limited episodes: a truncated step still bootstraps.
@@ -445,7 +449,8 @@ def test_replay_random_mdp(control, name, seed):
                 mistakes=replay_mistakes(name, env.episodes, 6, 3, alpha, gamma))
 
 
-@graded("{name}: episode_returns — сумма наград каждого эпизода (без дисконта и при γ < 1); форма Q — [48, 4]")
+@graded("{name}: episode_returns — сумма наград каждого эпизода (без дисконта и при γ < 1); форма Q — [48, 4]",
+        subject="{name}")
 @pytest.mark.parametrize("name", ["q_learning", "sarsa"])
 def test_episode_returns(control, envs, name):
     env = Recorder(envs.CliffWalking())
@@ -473,7 +478,7 @@ def test_episode_returns(control, envs, name):
                hint="эпизод кончается и на terminated, и на truncated: while not (terminated or truncated): ...")
 
 
-@graded("{name} детерминирован: тот же seed — тот же результат, другой seed — другой")
+@graded("{name} детерминирован: тот же seed — тот же результат, другой seed — другой", subject="{name}")
 @pytest.mark.parametrize("name", ["q_learning", "sarsa"])
 def test_deterministic(control, envs, name):
     Q1, r1 = _run(control, name, envs.CliffWalking(), 40, fresh_env=True, seed=7)
@@ -552,7 +557,7 @@ def drawing(states):
 
 
 @graded("Обрыв, Q-learning (ε = 0.1, α = 0.5, γ = 1, 300 эпизодов): жадный путь — 13 шагов вдоль края, "
-        "отдача −13 (хотя бы 4 seed из 5)")
+        "отдача −13 (хотя бы 4 seed из 5)", subject="q_learning")
 def test_cliff_q_learning_path(control, cliff_run, envs):
     good, report, shown = 0, [], ""
     for seed in Q_SEEDS:
@@ -575,7 +580,7 @@ def test_cliff_q_learning_path(control, cliff_run, envs):
 
 
 @graded("Обрыв, SARSA: жадный путь держится в стороне от края (10 seed: хотя бы у 7 — не больше 4 клеток у края; "
-        "хотя бы один путь до цели)")
+        "хотя бы один путь до цели)", subject="sarsa")
 def test_cliff_sarsa_path(control, cliff_run, envs):
     off_edge, reached_goal, report, shown = 0, 0, [], ""
     for seed in SARSA_SEEDS:
@@ -606,7 +611,8 @@ def trimmed_mean(values, drop_lowest=0, drop_highest=0) -> float:
     return float(np.mean(ordered[drop_lowest:len(ordered) - drop_highest]))
 
 
-@graded("Обрыв: во время обучения SARSA в среднем получает больше, чем Q-learning (≈ −28 против ≈ −50)")
+@graded("Обрыв: во время обучения SARSA в среднем получает больше, чем Q-learning (≈ −28 против ≈ −50)",
+        subject=("sarsa", "q_learning"))
 def test_cliff_online_returns(control, cliff_run, envs):
     # SARSA over seeds 0–9, Q-learning over 0–4 (already run for the path checks); each side without the seeds that
     # lean most towards its threshold (a correct SARSA run sometimes wanders long: the per-seed mean has a long tail)
@@ -626,15 +632,17 @@ def test_cliff_online_returns(control, cliff_run, envs):
     what = (f"средняя отдача за эпизоды {FROM_EPISODE}–{N_EPISODES}, среднее по seed: SARSA 0–9 без двух худших, "
             "Q-learning 0–4 без лучшего (ε = 0.1, α = 0.5, γ = 1)")
     ok = sarsa > -38
-    check_that(ok, what=what, expected="SARSA выше −38", got=got,
-               hint=(None if ok else exact_checks_fail(control, "sarsa")) or
-               "SARSA обходит край и почти не падает. Проверьте цель r + γ·Q(s', a') и что действует "
-               "ε-жадная политика с переданным ε.")
+    with about("sarsa"):
+        check_that(ok, what=what, expected="SARSA выше −38", got=got,
+                   hint=(None if ok else exact_checks_fail(control, "sarsa")) or
+                   "SARSA обходит край и почти не падает. Проверьте цель r + γ·Q(s', a') и что действует "
+                   "ε-жадная политика с переданным ε.")
     ok = q_learning < -40
-    check_that(ok, what=what, expected="Q-learning ниже −40", got=got,
-               hint=(None if ok else exact_checks_fail(control, "q_learning")) or
-               "Q-learning ходит вдоль края и при ε = 0.1 то и дело падает в обрыв (−100). "
-               "Если отдача выше, проверьте, что действия выбираются ε-жадно с переданным ε.")
+    with about("q_learning"):
+        check_that(ok, what=what, expected="Q-learning ниже −40", got=got,
+                   hint=(None if ok else exact_checks_fail(control, "q_learning")) or
+                   "Q-learning ходит вдоль края и при ε = 0.1 то и дело падает в обрыв (−100). "
+                   "Если отдача выше, проверьте, что действия выбираются ε-жадно с переданным ε.")
     ok = sarsa - q_learning >= 10
     check_that(ok, what=what, expected="SARSA лучше хотя бы на 10", got=got,
                hint=None if ok else (exact_checks_fail(control, "sarsa") or exact_checks_fail(control, "q_learning")))

@@ -20,7 +20,7 @@ import itertools
 import numpy as np
 import pytest
 
-from grader.checks import as_array, check_close, check_pair, check_that, check_unchanged, fmt, graded
+from grader.checks import about, as_array, check_close, check_pair, check_that, check_unchanged, fmt, graded
 
 # ---- oracles, written differently from the reference -----------------------------------------
 
@@ -161,7 +161,7 @@ FIG_3_5 = [[22.0, 24.4, 22.0, 19.4, 17.5], [19.8, 22.0, 19.8, 17.8, 16.0], [17.8
            [16.0, 17.8, 16.0, 14.4, 13.0], [14.4, 16.0, 14.4, 13.0, 11.7]]
 
 
-@graded("Цепочка из двух состояний: ценность равновероятной политики, V(0) = 3 / 0.55 ≈ 5.4545")
+@graded("Цепочка из двух состояний: ценность равновероятной политики, V(0) = 3 / 0.55 ≈ 5.4545", subject="{method}")
 @pytest.mark.parametrize("method", ["solve_bellman", "policy_evaluation"])
 def test_chain_evaluation(dp, method):
     """Состояние 0: «остаться» (+1, снова 0) или «уйти» (+5, в конечное состояние 1). π = (1/2, 1/2), γ = 0.9:
@@ -180,7 +180,8 @@ def test_chain_evaluation(dp, method):
                              if k.startswith(("P_π транспонирована", "γ умножает"))}})
 
 
-@graded("Сетка 5×5 (A → A′ +10, B → B′ +5), случайная политика, γ = 0.9: V(A) = 8.8, V(B) = 5.3 ({method})")
+@graded("Сетка 5×5 (A → A′ +10, B → B′ +5), случайная политика, γ = 0.9: V(A) = 8.8, V(B) = 5.3 ({method})",
+        subject="{method}")
 @pytest.mark.parametrize("method", ["solve_bellman", "policy_evaluation"])
 def test_gridworld_5x5_random_policy(dp, envs, method):
     P, R = env_mdp(envs, "gridworld_5x5")
@@ -195,7 +196,8 @@ def test_gridworld_5x5_random_policy(dp, envs, method):
         check_unchanged(before, after, name=name, function=method)
 
 
-@graded("Сетка 4×4 (пример 4.1), каждый ход −1, γ = 1: policy_evaluation даёт 0, −14, −20, −22")
+@graded("Сетка 4×4 (пример 4.1), каждый ход −1, γ = 1: policy_evaluation даёт 0, −14, −20, −22",
+        subject="policy_evaluation")
 def test_gridworld_4x4_gamma_one(dp, envs):
     P, R = env_mdp(envs, "gridworld_4x4")
     expected = [0, -14, -20, -22, -14, -18, -20, -20, -20, -20, -18, -14, -22, -20, -14, 0]
@@ -207,7 +209,7 @@ def test_gridworld_4x4_gamma_one(dp, envs):
                           [0, -1, -2, -3, -1, -2, -3, -2, -2, -3, -2, -1, -3, -2, -1, 0]})
 
 
-@graded("Сетка 4×4, γ = 1: solve_bellman даёт верные ценности или понятную ошибку ValueError")
+@graded("Сетка 4×4, γ = 1: solve_bellman даёт верные ценности или понятную ошибку ValueError", subject="solve_bellman")
 def test_solve_bellman_gamma_one(dp, envs):
     P, R = env_mdp(envs, "gridworld_4x4")
     expected = [0, -14, -20, -22, -14, -18, -20, -20, -20, -20, -18, -14, -22, -20, -14, 0]
@@ -220,7 +222,8 @@ def test_solve_bellman_gamma_one(dp, envs):
                      "ValueError с объяснением, либо решите систему только для неконечных состояний.")
 
 
-@graded("Случайные MDP: solve_bellman и policy_evaluation совпадают с независимым расчётом V^π (seed {seed})")
+@graded("Случайные MDP: solve_bellman и policy_evaluation совпадают с независимым расчётом V^π (seed {seed})",
+        subject=("solve_bellman", "policy_evaluation"))
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_evaluation_random(dp, seed):
     rng = np.random.default_rng(400 + seed)
@@ -233,23 +236,24 @@ def test_evaluation_random(dp, seed):
     atol = 1e-4 if seed == 2 else 1e-7
     exp32 = oracle_evaluate(P.astype(np.float32), R.astype(np.float32), pi.astype(np.float32), gamma)
     for method in ["solve_bellman", "policy_evaluation"]:
-        args = [x.astype(dtype) for x in (P, R, pi)]
-        copies = [x.copy() for x in args]
-        got = getattr(dp, method)(*copies, gamma)
-        check_close(got, exp32 if seed == 2 else expected, atol=atol, rtol=1e-4 if seed == 2 else 1e-7,
-                    what=f"{method} на случайной MDP: S = {S}, A = {A}, γ = {gamma:.3f}"
-                         + (", входы float32 (с точностью 1e-4)" if seed == 2 else " (с точностью 1e-7)"),
-                    hint="V^π = r_π + γ·P_π·V^π, r_π[s] = Σ_a π(a|s)·R[s, a], P_π[s, s'] = Σ_a π(a|s)·P[s, a, s']"
-                         + ("; " + CONVERGE if method == "policy_evaluation" else "."),
-                    mistakes=evaluation_mistakes(P, R, pi, gamma))
-        for name, before, after in zip(["P", "R", "policy"], args, copies):
-            check_unchanged(before, after, name=name, function=method)
+        with about(method):
+            args = [x.astype(dtype) for x in (P, R, pi)]
+            copies = [x.copy() for x in args]
+            got = getattr(dp, method)(*copies, gamma)
+            check_close(got, exp32 if seed == 2 else expected, atol=atol, rtol=1e-4 if seed == 2 else 1e-7,
+                        what=f"{method} на случайной MDP: S = {S}, A = {A}, γ = {gamma:.3f}"
+                             + (", входы float32 (с точностью 1e-4)" if seed == 2 else " (с точностью 1e-7)"),
+                        hint="V^π = r_π + γ·P_π·V^π, r_π[s] = Σ_a π(a|s)·R[s, a], P_π[s, s'] = Σ_a π(a|s)·P[s, a, s']"
+                             + ("; " + CONVERGE if method == "policy_evaluation" else "."),
+                        mistakes=evaluation_mistakes(P, R, pi, gamma))
+            for name, before, after in zip(["P", "R", "policy"], args, copies):
+                check_unchanged(before, after, name=name, function=method)
 
 
 # ---- Q from V ------------------------------------------------------------------------------------
 
 
-@graded("Цепочка из двух состояний: Q(s, a) = R + γ·P·V, Q(0, ·) = [10, 5] при V = [10, 0]")
+@graded("Цепочка из двух состояний: Q(s, a) = R + γ·P·V, Q(0, ·) = [10, 5] при V = [10, 0]", subject="q_from_v")
 def test_chain_q_from_v(dp):
     """При V = [10, 0] и γ = 0.9: Q(0, «остаться») = 1 + 0.9·10 = 10, Q(0, «уйти») = 5 + 0.9·0 = 5, Q(1, ·) = 0."""
     check_close(dp.q_from_v(CHAIN_P, CHAIN_R, [10.0, 0.0], 0.9), [[10.0, 5.0], [0.0, 0.0]],
@@ -261,7 +265,7 @@ def test_chain_q_from_v(dp):
                               np.array(CHAIN_R) + 0.9 * np.einsum("sat,s->sa", np.array(CHAIN_P), [10.0, 0.0])})
 
 
-@graded("Случайные MDP: q_from_v совпадает с суммой R[s, a] + γ·Σ P[s, a, s']·V(s') (seed {seed})")
+@graded("Случайные MDP: q_from_v совпадает с суммой R[s, a] + γ·Σ P[s, a, s']·V(s') (seed {seed})", subject="q_from_v")
 @pytest.mark.parametrize("seed", [0, 1])
 def test_q_from_v_random(dp, seed):
     rng = np.random.default_rng(500 + seed)
@@ -282,7 +286,7 @@ def test_q_from_v_random(dp, seed):
 # ---- value and policy iteration ------------------------------------------------------------------
 
 
-@graded("Цепочка из двух состояний: при γ = {gamma} оптимально «{best}», V*(0) = {v0}")
+@graded("Цепочка из двух состояний: при γ = {gamma} оптимально «{best}», V*(0) = {v0}", subject="{method}")
 @pytest.mark.parametrize("gamma,best,v0", [(0.9, "остаться", 10.0), (0.5, "уйти", 5.0)], ids=["gamma0.9", "gamma0.5"])
 @pytest.mark.parametrize("method", ["value_iteration", "policy_iteration"])
 def test_chain_optimal(dp, method, gamma, best, v0):
@@ -328,7 +332,8 @@ def bare_argmax_mistake(method):
     return "голый np.argmax без допуска: выбрано действие, которое лучше лишь на 10⁻¹⁰, а по правилу это равенство"
 
 
-@graded("Правило равенства: Q(0, ·) = [1, 1 + 10⁻¹⁰, 0.5], Q(1, ·) = [0, 2, 2 + 10⁻¹⁰] → действия 0 и 1 ({method})")
+@graded("Правило равенства: Q(0, ·) = [1, 1 + 10⁻¹⁰, 0.5], Q(1, ·) = [0, 2, 2 + 10⁻¹⁰] → действия 0 и 1 ({method})",
+        subject="{method}")
 @pytest.mark.parametrize("method", ["value_iteration", "policy_iteration"])
 def test_tie_rule(dp, method):
     """Из состояний 0 и 1 любое действие кончает эпизод (состояние 2 конечное), поэтому Q(s, a) = R[s, a].
@@ -355,7 +360,7 @@ def ignores_tie_rule(policy):
     return arr.shape == (3, 3) and bool(arr[0, 1] > 0.5 or arr[1, 2] > 0.5)
 
 
-@graded("Сетка 5×5, γ = 0.9: V*(A) = 24.4, V*(B) = 19.4 и оптимальная политика ({method})")
+@graded("Сетка 5×5, γ = 0.9: V*(A) = 24.4, V*(B) = 19.4 и оптимальная политика ({method})", subject="{method}")
 @pytest.mark.parametrize("method", ["value_iteration", "policy_iteration"])
 def test_gridworld_5x5_optimal(dp, envs, method):
     P, R = env_mdp(envs, "gridworld_5x5")
@@ -392,7 +397,8 @@ def oracle_v_star_large(P, R, gamma, sweeps=3000):
     return Q.max(axis=1)
 
 
-@graded("Мир 4×3 Рассела и Норвига (скольжение 0.8/0.1/0.1, ход −0.04, γ = 1): V* = 0.812 … 0.388 ({method})")
+@graded("Мир 4×3 Рассела и Норвига (скольжение 0.8/0.1/0.1, ход −0.04, γ = 1): V* = 0.812 … 0.388 ({method})",
+        subject="{method}")
 @pytest.mark.parametrize("method", ["value_iteration", "policy_iteration"])
 def test_gridworld_4x3(dp, envs, method):
     P, R = env_mdp(envs, "gridworld_4x3")
@@ -422,7 +428,8 @@ def test_gridworld_4x3(dp, envs, method):
                    hint="в клетке рядом с ловушкой −1 оптимально идти в обход, чтобы не соскользнуть в неё.")
 
 
-@graded("Случайные MDP: value iteration и policy iteration находят V* полного перебора политик (seed {seed})")
+@graded("Случайные MDP: value iteration и policy iteration находят V* полного перебора политик (seed {seed})",
+        subject=("value_iteration", "policy_iteration"))
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_optimal_random(dp, seed):
     rng = np.random.default_rng(600 + seed)
@@ -433,26 +440,28 @@ def test_optimal_random(dp, seed):
     Q_star = oracle_q(P, R, V_star, gamma)
     results = {}
     for method in ["value_iteration", "policy_iteration"]:
-        copies = [P.copy(), R.copy()]
-        V, policy = check_pair(getattr(dp, method)(*copies, gamma), f"{method} возвращает (V, policy)",
-                               names=("V", "policy"))
-        V = check_values(V, S, A, method)
-        V = check_close(V, V_star, atol=1e-6,
-                        what=f"{method}: V* случайной MDP (S = {S}, A = {A}, γ = {gamma:.3f}), с точностью 1e-6",
-                        hint="V* — лучшая из ценностей всех детерминированных политик (тест перебрал их все); "
-                             + CONVERGE)
-        check_close(np.max(R + gamma * P @ V, axis=1), V, atol=1e-6,
-                    what=f"{method}: V удовлетворяет уравнению оптимальности V(s) = max_a (R + γ·P·V)")
-        policy = check_policy(policy, S, A, method)
-        check_greedy(policy, Q_star, R, method)
-        results[method] = V
-        for name, before, after in zip(["P", "R"], [P, R], copies):
-            check_unchanged(before, after, name=name, function=method)
+        with about(method):
+            copies = [P.copy(), R.copy()]
+            V, policy = check_pair(getattr(dp, method)(*copies, gamma), f"{method} возвращает (V, policy)",
+                                   names=("V", "policy"))
+            V = check_values(V, S, A, method)
+            V = check_close(V, V_star, atol=1e-6,
+                            what=f"{method}: V* случайной MDP (S = {S}, A = {A}, γ = {gamma:.3f}), с точностью 1e-6",
+                            hint="V* — лучшая из ценностей всех детерминированных политик (тест перебрал их все); "
+                                 + CONVERGE)
+            check_close(np.max(R + gamma * P @ V, axis=1), V, atol=1e-6,
+                        what=f"{method}: V удовлетворяет уравнению оптимальности V(s) = max_a (R + γ·P·V)")
+            policy = check_policy(policy, S, A, method)
+            check_greedy(policy, Q_star, R, method)
+            results[method] = V
+            for name, before, after in zip(["P", "R"], [P, R], copies):
+                check_unchanged(before, after, name=name, function=method)
     check_close(results["policy_iteration"], results["value_iteration"], atol=1e-6,
                 what="value iteration и policy iteration дают одну и ту же V*")
 
 
-@graded("Жадная политика оптимальна: замена действия в любом одном состоянии её не улучшает ({method})")
+@graded("Жадная политика оптимальна: замена действия в любом одном состоянии её не улучшает ({method})",
+        subject="{method}")
 @pytest.mark.parametrize("method", ["value_iteration", "policy_iteration"])
 def test_no_single_state_change_improves(dp, method):
     rng = np.random.default_rng(700)
@@ -504,34 +513,40 @@ def _five_calls(dp, P, R, pi, V):
             "policy_iteration": lambda: dp.policy_iteration(P, R, 0.9)}
 
 
-@graded("Плохой вход: строки P или policy — не распределения (сумма ≠ 1 или вероятность < 0) → ValueError")
+@graded("Плохой вход: строки P или policy — не распределения (сумма ≠ 1 или вероятность < 0) → ValueError",
+        subject=("solve_bellman", "policy_evaluation", "q_from_v", "value_iteration", "policy_iteration"))
 def test_bad_rows(dp):
     P, R, pi, V, P_bad = _bad_inputs()
     for name, call in _five_calls(dp, P_bad, R, pi, V).items():
-        expect_value_error(call, f"{name}: строка P[1, 0, :] в сумме 0.9",
-                           "проверьте в начале функции, что P ≥ 0 и P.sum(axis=2) ≈ 1 (np.allclose), "
-                           "иначе raise ValueError(...).")
+        with about(name):
+            expect_value_error(call, f"{name}: строка P[1, 0, :] в сумме 0.9",
+                               "проверьте в начале функции, что P ≥ 0 и P.sum(axis=2) ≈ 1 (np.allclose), "
+                               "иначе raise ValueError(...).")
     pi_bad = pi.copy()
     pi_bad[2] = [0.7, 0.7]
     for name in ["solve_bellman", "policy_evaluation"]:
-        expect_value_error(lambda name=name: getattr(dp, name)(P, R, pi_bad, 0.9),
-                           f"{name}: строка политики в сумме 1.4",
-                           "строки policy — распределения π(·|s): проверьте policy.sum(axis=1) ≈ 1.")
+        with about(name):
+            expect_value_error(lambda name=name: getattr(dp, name)(P, R, pi_bad, 0.9),
+                               f"{name}: строка политики в сумме 1.4",
+                               "строки policy — распределения π(·|s): проверьте policy.sum(axis=1) ≈ 1.")
     # rows that do sum to 1 but hold a negative "probability"
     P_neg = P.copy()
     P_neg[1, 0] = [1.2, -0.2, 0.0, 0.0]
     pi_neg = pi.copy()
     pi_neg[2] = [1.5, -0.5]
     for name, call in _five_calls(dp, P_neg, R, pi, V).items():
-        expect_value_error(call, f"{name}: строка P[1, 0, :] = [1.2, −0.2, 0, 0] (сумма 1, но вероятность < 0)",
-                           "сумма строки — не всё: вероятности ещё и неотрицательны. Проверьте np.all(P >= 0).")
+        with about(name):
+            expect_value_error(call, f"{name}: строка P[1, 0, :] = [1.2, −0.2, 0, 0] (сумма 1, но вероятность < 0)",
+                               "сумма строки — не всё: вероятности ещё и неотрицательны. Проверьте np.all(P >= 0).")
     for name in ["solve_bellman", "policy_evaluation"]:
-        expect_value_error(lambda name=name: getattr(dp, name)(P, R, pi_neg, 0.9),
-                           f"{name}: строка политики [1.5, −0.5] (сумма 1, но вероятность < 0)",
-                           "π(a|s) ≥ 0: проверьте np.all(policy >= 0), а не только сумму строк.")
+        with about(name):
+            expect_value_error(lambda name=name: getattr(dp, name)(P, R, pi_neg, 0.9),
+                               f"{name}: строка политики [1.5, −0.5] (сумма 1, но вероятность < 0)",
+                               "π(a|s) ≥ 0: проверьте np.all(policy >= 0), а не только сумму строк.")
 
 
-@graded("Плохой вход: несогласованные формы P, R, policy, V → ValueError")
+@graded("Плохой вход: несогласованные формы P, R, policy, V → ValueError",
+        subject=("solve_bellman", "policy_evaluation", "q_from_v", "value_iteration", "policy_iteration"))
 def test_bad_shapes(dp):
     P, R, pi, V, _ = _bad_inputs()
     R_wide = np.zeros((4, 3))
@@ -543,5 +558,6 @@ def test_bad_shapes(dp):
              "value_iteration с R формы (4, 3)": lambda: dp.value_iteration(P, R_wide, 0.9),
              "policy_iteration с R формы (3, 2)": lambda: dp.policy_iteration(P, R[:3], 0.9)}
     for what, call in calls.items():
-        expect_value_error(call, what, "сверьте формы: P — [S, A, S], R и policy — [S, A], V — [S]; "
-                                       "при несовпадении raise ValueError(...) с описанием форм.")
+        with about(what.split()[0]):
+            expect_value_error(call, what, "сверьте формы: P — [S, A, S], R и policy — [S, A], V — [S]; "
+                                           "при несовпадении raise ValueError(...) с описанием форм.")

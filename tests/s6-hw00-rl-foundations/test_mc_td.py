@@ -11,7 +11,18 @@ import copy
 import numpy as np
 import pytest
 
-from grader.checks import as_array, attempt, check_close, check_that, check_unchanged, fmt, graded, matches, probe
+from grader.checks import (
+    about,
+    as_array,
+    attempt,
+    check_close,
+    check_that,
+    check_unchanged,
+    fmt,
+    graded,
+    matches,
+    probe,
+)
 
 # ---- oracles, written differently from the reference -----------------------------------------
 
@@ -291,7 +302,7 @@ def check_values(got, n, what, visited=None):
 # ---- discounted returns ---------------------------------------------------------------------------
 
 
-@graded("Отдачи робота-курьера: r = [1, 0, 2], γ = 0.9 → G = [2.62, 1.8, 2]")
+@graded("Отдачи робота-курьера: r = [1, 0, 2], γ = 0.9 → G = [2.62, 1.8, 2]", subject="discounted_returns")
 def test_returns_courier(mc_td):
     """G_2 = 2;  G_1 = 0 + 0.9·2 = 1.8;  G_0 = 1 + 0.9·1.8 = 2.62."""
     rewards = [1.0, 0.0, 2.0]
@@ -301,7 +312,7 @@ def test_returns_courier(mc_td):
     check_that(rewards == [1.0, 0.0, 2.0], what="discounted_returns не меняет rewards", got=str(rewards))
 
 
-@graded("Отдачи при γ = {gamma}: {expected}")
+@graded("Отдачи при γ = {gamma}: {expected}", subject="discounted_returns")
 @pytest.mark.parametrize("gamma,expected", [(1.0, [4.0, 3.0, 2.0, -1.0]), (0.0, [1.0, 1.0, 3.0, -1.0])],
                          ids=["gamma1", "gamma0"])
 def test_returns_edge_gammas(mc_td, gamma, expected):
@@ -313,7 +324,8 @@ def test_returns_edge_gammas(mc_td, gamma, expected):
                 mistakes=returns_mistakes([1.0, 1.0, 3.0, -1.0], gamma))
 
 
-@graded("Отдачи случайных эпизодов против явной суммы Σ γ^k r_{t+k} (float32, списки; seed {seed})")
+@graded("Отдачи случайных эпизодов против явной суммы Σ γ^k r_{t+k} (float32, списки; seed {seed})",
+        subject="discounted_returns")
 @pytest.mark.parametrize("seed", [0, 1])
 def test_returns_random(mc_td, seed):
     rng = np.random.default_rng(900 + seed)
@@ -346,7 +358,7 @@ HAND_TEXT = ("эпизоды [(0, 1, 1), (1, 0, 0), (0, 2, 2), (2, 3, 3, кон�
              "— переходы (s, r, s')")
 
 
-@graded("Монте-Карло на двух эпизодах: first-visit V(0) = 0.9375, every-visit V(0) ≈ 1.7917")
+@graded("Монте-Карло на двух эпизодах: first-visit V(0) = 0.9375, every-visit V(0) ≈ 1.7917", subject="mc_prediction")
 @pytest.mark.parametrize("first_visit", [True, False], ids=["first", "every"])
 def test_mc_first_vs_every_visit(mc_td, first_visit):
     """γ = 0.5. Эпизод 1: s = 0, 1, 0, 2, r = 1, 0, 2, 3 → G = [1.875, 1.75, 3.5, 3];
@@ -371,7 +383,8 @@ def test_mc_first_vs_every_visit(mc_td, first_visit):
                got=str(episodes)[:80])
 
 
-@graded("Монте-Карло с постоянным шагом α = 0.5 на тех же эпизодах: V = [0.46875, 2.4375, 1.5, 0]")
+@graded("Монте-Карло с постоянным шагом α = 0.5 на тех же эпизодах: V = [0.46875, 2.4375, 1.5, 0]",
+        subject="mc_prediction")
 def test_mc_constant_alpha(mc_td):
     """first-visit, γ = 0.5, α = 0.5, V = 0 в начале; V(s) ← V(s) + α·(G_t − V(s)) по порядку шагов:
         эпизод 1: V(0) = 0.5·1.875 = 0.9375;  V(1) = 0.5·1.75 = 0.875;  V(2) = 0.5·3 = 1.5
@@ -392,7 +405,7 @@ def test_mc_constant_alpha(mc_td):
                 mistakes=mc_mistakes(HAND, 4, 0.5, True, alpha=0.5))
 
 
-@graded("Монте-Карло на случайных эпизодах против списков отдач по состояниям (seed {seed})")
+@graded("Монте-Карло на случайных эпизодах против списков отдач по состояниям (seed {seed})", subject="mc_prediction")
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_mc_random(mc_td, seed):
     rng = np.random.default_rng(1000 + seed)
@@ -433,7 +446,8 @@ def test_mc_random(mc_td, seed):
 HAND_TD = [(0, 1.0, 1, False), (1, 0.0, 0, False), (0, 1.0, 2, True)]
 
 
-@graded("TD(0) на одном эпизоде: обновления онлайн по порядку, конечное состояние не бутстрапится")
+@graded("TD(0) на одном эпизоде: обновления онлайн по порядку, конечное состояние не бутстрапится",
+        subject="td0_prediction")
 def test_td0_hand(mc_td):
     """V0 = [0.5, 0.5, 0.5], α = 0.5, γ = 1; эпизод (0, +1, 1), (1, 0, 0), (0, +1, 2, конец):
         V(0) ← 0.5 + 0.5·(1 + 0.5 − 0.5) = 1.0
@@ -453,7 +467,8 @@ def test_td0_hand(mc_td):
                     "no_mask", "current_state", "offline", "backwards", "sign", "V0"]))
 
 
-@graded("TD(0): оборванный эпизод (terminated = False) бутстрапит V(s_next), законченный — нет")
+@graded("TD(0): оборванный эпизод (terminated = False) бутстрапит V(s_next), законченный — нет",
+        subject="td0_prediction")
 def test_td0_truncated_bootstraps(mc_td):
     """V0 = [1, 2, 2], α = 0.5, γ = 0.9. Переход (0, 0, 1, terminated=False): V(0) = 1 + 0.5·(0 + 0.9·2 − 1) = 1.4.
     Тот же переход с terminated=True: V(0) = 1 + 0.5·(0 − 1) = 0.5."""
@@ -477,7 +492,8 @@ def test_td0_truncated_bootstraps(mc_td):
                 mistakes=mistakes)
 
 
-@graded("TD(0) на случайных эпизодах (часть оборвана), n_epochs = {n_epochs}, против прохода по плоскому батчу")
+@graded("TD(0) на случайных эпизодах (часть оборвана), n_epochs = {n_epochs}, против прохода по плоскому батчу",
+        subject="td0_prediction")
 @pytest.mark.parametrize("n_epochs", [1, 3], ids=["epochs1", "epochs3"])
 def test_td0_random(mc_td, n_epochs):
     rng = np.random.default_rng(1100 + n_epochs)
@@ -498,7 +514,8 @@ def test_td0_random(mc_td, n_epochs):
     check_that(episodes == frozen, what="td0_prediction не меняет эпизоды")
 
 
-@graded("Пакетный TD(0) (малый α, много эпох) сходится к оценке по модели из данных (certainty equivalence)")
+@graded("Пакетный TD(0) (малый α, много эпох) сходится к оценке по модели из данных (certainty equivalence)",
+        subject="td0_prediction")
 def test_batch_td_certainty_equivalence(mc_td, envs):
     episodes = envs.random_walk_episodes(10, seed=50)
     expected = certainty_equivalence(episodes, 7, 1.0)
@@ -521,7 +538,7 @@ MC_BAND, MC_EVERY_BAND, MC_ALPHA_BAND, TD_BAND = 0.10, 0.12, 0.20, 0.13
 
 
 @graded("Случайное блуждание, 300 эпизодов: RMS-ошибка MC < 0.10 (first-visit), < 0.12 (every-visit), "
-        "< 0.20 (α = 0.05) (seed {seed})")
+        "< 0.20 (α = 0.05) (seed {seed})", subject="mc_prediction")
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_random_walk_mc(mc_td, envs, seed):
     walk = envs.RandomWalk()
@@ -539,7 +556,8 @@ def test_random_walk_mc(mc_td, envs, seed):
                    expected=f"< {band}", got=f"{err:.4f}; V = {fmt(V, 3)}", hint=hint)
 
 
-@graded("Случайное блуждание, 300 эпизодов: RMS-ошибка TD(0) (α = 0.05, V0 = 0.5 везде) < 0.13 (seed {seed})")
+@graded("Случайное блуждание, 300 эпизодов: RMS-ошибка TD(0) (α = 0.05, V0 = 0.5 везде) < 0.13 (seed {seed})",
+        subject="td0_prediction")
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_random_walk_td(mc_td, envs, seed):
     true = envs.RandomWalk().true_values()
@@ -553,7 +571,8 @@ def test_random_walk_td(mc_td, envs, seed):
                expected=f"< {TD_BAND}", got=f"{err:.4f}; V = {fmt(V, 3)}", hint=hint)
 
 
-@graded("Случайное блуждание: после 20 эпизодов TD(0) (α = 0.1) точнее Монте-Карло, среднее по 30 запускам")
+@graded("Случайное блуждание: после 20 эпизодов TD(0) (α = 0.1) точнее Монте-Карло, среднее по 30 запускам",
+        subject=("td0_prediction", "mc_prediction"))
 def test_td_learns_faster_early(mc_td, envs):
     true = envs.RandomWalk().true_values()
     td_err, mc_err = [], []
@@ -569,6 +588,7 @@ def test_td_learns_faster_early(mc_td, envs):
             hint = DEFER_TD
         elif not (returns_ok(mc_td) and mc_small_ok(mc_td)):
             hint = DEFER_RETURNS if not returns_ok(mc_td) else DEFER_MC
-    check_that(td < 0.09 and td < mc,
-               what="средняя RMS-ошибка после 20 эпизодов: TD(0) α = 0.1 против MC (средние отдач)",
-               expected="TD < 0.09 и TD < MC", got=f"TD {td:.4f}, MC {mc:.4f}", hint=hint)
+    with about("td0_prediction" if td >= 0.09 else "mc_prediction"):  # TD inaccurate itself, or MC not behind it
+        check_that(td < 0.09 and td < mc,
+                   what="средняя RMS-ошибка после 20 эпизодов: TD(0) α = 0.1 против MC (средние отдач)",
+                   expected="TD < 0.09 и TD < MC", got=f"TD {td:.4f}, MC {mc:.4f}", hint=hint)

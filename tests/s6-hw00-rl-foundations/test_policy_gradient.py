@@ -171,14 +171,15 @@ def building_blocks(pg, what):
 # ---- softmax and its gradient -------------------------------------------------------------------
 
 
-@graded("softmax: пример урока z = [−0.1, 0.1] → π = [0.450, 0.550]; сумма 1")
+@graded("softmax: пример урока z = [−0.1, 0.1] → π = [0.450, 0.550]; сумма 1", subject="softmax")
 def test_softmax_lesson(policy_gradient):
     got = policy_gradient.softmax([-0.1, 0.1])
     check_close(got, [1 / (1 + np.exp(0.2)), 1 / (1 + np.exp(-0.2))], what="softmax([−0.1, 0.1])",
                 hint="π_a = exp(z_a) / Σ_b exp(z_b).")
 
 
-@graded("softmax на случайных логитах против exp(log π) через log-sum-exp; списки, float32, батч [..., A]")
+@graded("softmax на случайных логитах против exp(log π) через log-sum-exp; списки, float32, батч [..., A]",
+        subject="softmax")
 def test_softmax_random(policy_gradient):
     rng = np.random.default_rng(0)
     for n in (2, 3, 7):
@@ -199,7 +200,7 @@ def test_softmax_random(policy_gradient):
                               np.exp(batch) / np.exp(batch).sum(axis=0, keepdims=True)})
 
 
-@graded("softmax численно устойчив: логиты ±1000 без переполнения и NaN")
+@graded("softmax численно устойчив: логиты ±1000 без переполнения и NaN", subject="softmax")
 def test_softmax_large_logits(policy_gradient):
     cases = [([1000.0, -1000.0, 0.0], [1.0, 0.0, 0.0]),
              ([1000.0, 1000.0], [0.5, 0.5]),
@@ -217,7 +218,7 @@ def test_softmax_large_logits(policy_gradient):
                          "inf/inf = NaN, а exp(−1000) = 0 даёт 0/0.")
 
 
-@graded("∇ log softmax: пример урока [0, 1] − [0.5, 0.5] = [−0.5, 0.5]")
+@graded("∇ log softmax: пример урока [0, 1] − [0.5, 0.5] = [−0.5, 0.5]", subject="grad_log_softmax")
 def test_grad_log_softmax_lesson(policy_gradient):
     got = policy_gradient.grad_log_softmax(np.zeros(2), 1)
     check_close(got, [-0.5, 0.5], what="grad_log_softmax(z = [0, 0], a = 1 «вправо»)",
@@ -228,7 +229,7 @@ def test_grad_log_softmax_lesson(policy_gradient):
                           "вернули π": [0.5, 0.5]})
 
 
-@graded("∇ log softmax на случайных логитах против конечных разностей log π (seed {seed})")
+@graded("∇ log softmax на случайных логитах против конечных разностей log π (seed {seed})", subject="grad_log_softmax")
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_grad_log_softmax_random(policy_gradient, seed):
     rng = np.random.default_rng(seed)
@@ -268,7 +269,8 @@ def step_feedback(pg, got, expected, hint, mistakes):
     return (defer, None) if defer else (hint, mistakes)
 
 
-@graded("Пример урока: z = [0, 0], «вправо», R = 2, α = 0.1 → z = [−0.1, 0.1], π(вправо) = 0.550")
+@graded("Пример урока: z = [0, 0], «вправо», R = 2, α = 0.1 → z = [−0.1, 0.1], π(вправо) = 0.550",
+        subject="reinforce_step")
 def test_reinforce_step_right(policy_gradient):
     z = np.zeros(2)
     z_new = policy_gradient.reinforce_step(z, RIGHT, 2.0, 0.1)
@@ -282,7 +284,8 @@ def test_reinforce_step_right(policy_gradient):
                 hint=None if softmax_ok(policy_gradient) else DEFER_SOFTMAX.format(what="π после шага"))
 
 
-@graded("Пример урока: «влево» с R = 1 → z = [0.05, −0.05], π(влево) = 0.525 (хотя это худшее действие)")
+@graded("Пример урока: «влево» с R = 1 → z = [0.05, −0.05], π(влево) = 0.525 (хотя это худшее действие)",
+        subject="reinforce_step")
 def test_reinforce_step_left(policy_gradient):
     z_new = policy_gradient.reinforce_step([0.0, 0.0], LEFT, 1.0, 0.1)
     hint, mistakes = step_feedback(policy_gradient, z_new, [0.05, -0.05], "z + α·(G − b)·(e_a − π): у «влево» "
@@ -295,7 +298,7 @@ def test_reinforce_step_left(policy_gradient):
 
 
 @graded("Пример урока с baseline b = 1.5: «вправо» (G = 2) и «влево» (G = 1) оба дают z = [−0.025, 0.025], "
-        "π(вправо) = 0.512")
+        "π(вправо) = 0.512", subject="reinforce_step")
 @pytest.mark.parametrize("action,G", [(RIGHT, 2.0), (LEFT, 1.0)], ids=["right_G2", "left_G1"])
 def test_reinforce_step_baseline(policy_gradient, action, G):
     z_new = policy_gradient.reinforce_step(np.zeros(2), action, G, 0.1, baseline=1.5)
@@ -311,7 +314,8 @@ def test_reinforce_step_baseline(policy_gradient, action, G):
                 hint=None if softmax_ok(policy_gradient) else DEFER_SOFTMAX.format(what="π после шага"))
 
 
-@graded("reinforce_step на случайных логитах: z + α·(G − b)·∇ log π(a) по конечным разностям (seed {seed})")
+@graded("reinforce_step на случайных логитах: z + α·(G − b)·∇ log π(a) по конечным разностям (seed {seed})",
+        subject="reinforce_step")
 @pytest.mark.parametrize("seed", [4, 5])
 def test_reinforce_step_random(policy_gradient, seed):
     rng = np.random.default_rng(seed)
@@ -365,7 +369,8 @@ PI_AFTER_LAST_UPDATE = {(False, 2): [0.82, 0.14, 0.04]}  # the only row where it
 VAR_DDOF1 = {(False, 0): 62.0, (False, 1): 50.8, (False, 2): 64.5, (True, 2): 4.1}
 
 
-@graded("Трёхрукий бандит, таблица из обзора: baseline={use_baseline}, seed={seed} → π={pi}, дисперсия={var}")
+@graded("Трёхрукий бандит, таблица из обзора: baseline={use_baseline}, seed={seed} → π={pi}, дисперсия={var}",
+        subject="reinforce_bandit")
 @pytest.mark.parametrize("use_baseline,seed,pi,var", TABLE, ids=[f"baseline{b}_seed{s}" for b, s, _, _ in TABLE])
 def test_bandit_table(policy_gradient, use_baseline, seed, pi, var):
     got_pi, got_var = check_pair(policy_gradient.reinforce_bandit(use_baseline, seed), "reinforce_bandit",
@@ -393,7 +398,8 @@ def test_bandit_table(policy_gradient, use_baseline, seed, pi, var):
                      f"seed={seed}; без округления: {float(got_var):.4f}", hint=var_hint, mistakes=var_mistakes)
 
 
-@graded("Бандит на других seed против независимой реализации того же протокола (seed {seed})")
+@graded("Бандит на других seed против независимой реализации того же протокола (seed {seed})",
+        subject="reinforce_bandit")
 @pytest.mark.parametrize("seed", [5, 6])
 def test_bandit_oracle(policy_gradient, seed):
     for use_baseline in (False, True):
@@ -432,7 +438,8 @@ def bandit_exact_fails(pg):
     return None
 
 
-@graded("Baseline снижает дисперсию градиента в начале обучения на порядок (8 seed, в среднем ≥ 10 раз)")
+@graded("Baseline снижает дисперсию градиента в начале обучения на порядок (8 seed, в среднем ≥ 10 раз)",
+        subject="reinforce_bandit")
 def test_bandit_variance_reduction(policy_gradient):
     without, with_b = [], []
     for seed in range(10, 18):
@@ -446,7 +453,7 @@ def test_bandit_variance_reduction(policy_gradient):
                "вес с baseline — r − b, где b — бегущее среднее награды (b ← b + 0.05·(r − b)), вычитается.")
 
 
-@graded("С baseline REINFORCE находит лучший рычаг: π(рычаг 2) > 0.7 на каждом из 8 seed")
+@graded("С baseline REINFORCE находит лучший рычаг: π(рычаг 2) > 0.7 на каждом из 8 seed", subject="reinforce_bandit")
 def test_bandit_baseline_finds_best_arm(policy_gradient):
     for seed in range(10, 18):
         pi, _ = check_pair(policy_gradient.reinforce_bandit(True, seed), "reinforce_bandit", names=("pi", "grad_var"))

@@ -198,7 +198,7 @@ def returns_feedback(ppo, adv, ret, rewards, values, last_value, gamma, lam):
 # ---- TD errors and GAE: the courier robot --------------------------------------------------
 
 
-@graded("Робот-курьер: TD-ошибки δ = [0.35, −0.6, 1.0]")
+@graded("Робот-курьер: TD-ошибки δ = [0.35, −0.6, 1.0]", subject="td_errors")
 def test_td_errors_courier(ppo):
     got = ppo.td_errors(COURIER_R, COURIER_V, 0.0, GAMMA)
     check_close(got, [0.35, -0.6, 1.0], what="td_errors для робота-курьера (r = [1, 0, 2], V = [2, 1.5, 1], γ = 0.9)",
@@ -206,7 +206,7 @@ def test_td_errors_courier(ppo):
                 mistakes=td_mistakes(COURIER_R, COURIER_V, 0.0, GAMMA))
 
 
-@graded("Робот-курьер: last_value после оборванного эпизода входит в δ последнего шага")
+@graded("Робот-курьер: last_value после оборванного эпизода входит в δ последнего шага", subject="td_errors")
 def test_td_errors_last_value(ppo):
     got = ppo.td_errors(COURIER_R, COURIER_V, 3.0, GAMMA)
     check_close(got, [0.35, -0.6, 1.0 + 0.9 * 3.0], what="td_errors(r, V, last_value=3, γ=0.9)",
@@ -217,7 +217,7 @@ def test_td_errors_last_value(ppo):
 COURIER_TABLE = {0.0: [0.35, -0.6, 1.0], 0.5: [0.2825, -0.15, 1.0], 0.95: [0.568025, 0.255, 1.0], 1.0: [0.62, 0.3, 1.0]}
 
 
-@graded("Робот-курьер: преимущества GAE при λ = {lam} (таблица урока)")
+@graded("Робот-курьер: преимущества GAE при λ = {lam} (таблица урока)", subject="gae")
 @pytest.mark.parametrize("lam", list(COURIER_TABLE), ids=[f"lam{x}" for x in COURIER_TABLE])
 def test_gae_courier(ppo, lam):
     adv, _ = gae_pair(ppo.gae(COURIER_R, COURIER_V, 0.0, GAMMA, lam), "gae возвращает (advantages, returns)")
@@ -228,7 +228,7 @@ def test_gae_courier(ppo, lam):
                 mistakes=mistakes)
 
 
-@graded("Робот-курьер: цели критика R̂ = Â + V; при λ = 1 это отдачи G = [2.62, 1.8, 2]")
+@graded("Робот-курьер: цели критика R̂ = Â + V; при λ = 1 это отдачи G = [2.62, 1.8, 2]", subject="gae")
 def test_gae_returns_courier(ppo):
     adv, ret = gae_pair(ppo.gae(COURIER_R, COURIER_V, 0.0, GAMMA, 1.0), "gae возвращает (advantages, returns)")
     hint, mistakes = returns_feedback(ppo, adv, ret, COURIER_R, COURIER_V, 0.0, GAMMA, 1.0)
@@ -237,14 +237,14 @@ def test_gae_returns_courier(ppo):
     check_close(adv, np.array([2.62, 1.8, 2.0]) - COURIER_V, what="при λ = 1 advantages = G_t − V(s_t)")
 
 
-@graded("Робот-курьер: returns = Â + V при λ = 0.5")
+@graded("Робот-курьер: returns = Â + V при λ = 0.5", subject="gae")
 def test_gae_returns_lam05(ppo):
     adv, ret = gae_pair(ppo.gae(COURIER_R, COURIER_V, 0.0, GAMMA, 0.5), "gae возвращает (advantages, returns)")
     hint, mistakes = returns_feedback(ppo, adv, ret, COURIER_R, COURIER_V, 0.0, GAMMA, 0.5)
     check_close(ret, [2.2825, 1.35, 2.0], what="returns из gae при λ = 0.5", hint=hint, mistakes=mistakes)
 
 
-@graded("n-шаговая оценка: Â_0^(2) = r_0 + γr_1 + γ²V(s_2) − V(s_0) = δ_0 + γδ_1 = −0.19")
+@graded("n-шаговая оценка: Â_0^(2) = r_0 + γr_1 + γ²V(s_2) − V(s_0) = δ_0 + γδ_1 = −0.19", subject="td_errors")
 def test_n_step_identity(ppo):
     direct = n_step_advantage(COURIER_R, COURIER_V, 0.0, GAMMA, t=0, n=2)
     check_float(direct, -0.19, what="оракул теста: двухшаговая оценка из наград и V")  # guards the oracle itself
@@ -258,7 +258,7 @@ def test_n_step_identity(ppo):
                           for name, wrong in td_mistakes(COURIER_R, COURIER_V, 0.0, GAMMA).items()})
 
 
-@graded("Смесь n-шаговых оценок: 0.5·Â(1) + 0.25·Â(2) + 0.25·Â(3) = 0.2825 = GAE при λ = 0.5")
+@graded("Смесь n-шаговых оценок: 0.5·Â(1) + 0.25·Â(2) + 0.25·Â(3) = 0.2825 = GAE при λ = 0.5", subject="gae")
 def test_lambda_mixture_courier(ppo):
     mixture = gae_lambda_mixture(COURIER_R, COURIER_V, 0.0, GAMMA, 0.5)
     check_float(mixture[0], 0.2825, what="оракул теста: λ-смесь n-шаговых оценок")  # guards the oracle itself
@@ -268,7 +268,7 @@ def test_lambda_mixture_courier(ppo):
     check_close(adv, mixture, what="gae при λ = 0.5 против λ-смеси n-шаговых оценок", hint=hint, mistakes=mistakes)
 
 
-@graded("Вопрос 2 из «Проверь себя»: δ = [0.1, 0.3, 0.1], γ = 1, λ = 0.5 → Â_0 = 0.275")
+@graded("Вопрос 2 из «Проверь себя»: δ = [0.1, 0.3, 0.1], γ = 1, λ = 0.5 → Â_0 = 0.275", subject="gae")
 def test_quiz_question_2(ppo):
     values = np.array([0.4, -0.2, 0.7])
     delta = np.array([0.1, 0.3, 0.1])
@@ -280,7 +280,7 @@ def test_quiz_question_2(ppo):
     check_close(adv, [0.275, 0.35, 0.1], what="gae для вопроса 2 (γ = 1, λ = 0.5)", hint=hint, mistakes=mistakes)
 
 
-@graded("GAE на случайных траекториях против явной суммы Σ(γλ)^l δ_{t+l} (seed {seed})")
+@graded("GAE на случайных траекториях против явной суммы Σ(γλ)^l δ_{t+l} (seed {seed})", subject="gae")
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_gae_random(ppo, seed):
     rng = np.random.default_rng(seed)
@@ -303,7 +303,7 @@ def test_gae_random(ppo, seed):
     check_close(ret, expected + values, what="gae: returns = advantages + values", hint=hint, mistakes=mistakes)
 
 
-@graded("GAE принимает списки и float32, не меняет входы")
+@graded("GAE принимает списки и float32, не меняет входы", subject="gae")
 def test_gae_types_and_inputs(ppo):
     rng = np.random.default_rng(7)
     rewards, values = rng.normal(size=12).astype(np.float32), rng.normal(size=12).astype(np.float32)
@@ -352,7 +352,7 @@ def _logp(ratio):
     return np.log(np.atleast_1d(np.asarray(ratio, float))), np.zeros(np.size(ratio))
 
 
-@graded("Пять случаев клиппинга: Â = {adv:+g}, ρ = {ratio} → {value:+g}")
+@graded("Пять случаев клиппинга: Â = {adv:+g}, ρ = {ratio} → {value:+g}", subject="ppo_clip_objective")
 @pytest.mark.parametrize("adv,ratio,value", [c[:3] for c in FIVE_CASES],
                          ids=[f"A{c[0]:+g}_rho{c[1]}" for c in FIVE_CASES])
 def test_clip_five_cases(ppo, adv, ratio, value):
@@ -364,7 +364,7 @@ def test_clip_five_cases(ppo, adv, ratio, value):
                 hint=hint, mistakes=mistakes)
 
 
-@graded("Пять случаев клиппинга вместе: среднее ≈ 0.1 (пример из практики урока)")
+@graded("Пять случаев клиппинга вместе: среднее ≈ 0.1 (пример из практики урока)", subject="ppo_clip_objective")
 def test_clip_five_cases_mean(ppo):
     ratio = [c[1] for c in FIVE_CASES]
     adv = [c[0] for c in FIVE_CASES]
@@ -380,7 +380,7 @@ def test_clip_five_cases_mean(ppo):
 SPINNING_UP = [(2.0, 1.5, 2.4), (-1.0, 0.5, -0.8), (2.0, 0.9, 1.8)]
 
 
-@graded("Примеры Spinning Up: Â = {adv:+g}, ρ = {ratio} → {value:+g}")
+@graded("Примеры Spinning Up: Â = {adv:+g}, ρ = {ratio} → {value:+g}", subject="ppo_clip_objective")
 @pytest.mark.parametrize("adv,ratio,value", SPINNING_UP, ids=[f"A{a:+g}_rho{r}" for a, r, _ in SPINNING_UP])
 def test_clip_spinning_up(ppo, adv, ratio, value):
     new, old = _logp(ratio)
@@ -391,7 +391,8 @@ def test_clip_spinning_up(ppo, adv, ratio, value):
                 mistakes=mistakes)
 
 
-@graded("В клиппированной области градиент цели по log π равен нулю, в остальных — ρ·Â (конечные разности)")
+@graded("В клиппированной области градиент цели по log π равен нулю, в остальных — ρ·Â (конечные разности)",
+        subject="ppo_clip_objective")
 def test_clip_gradient(ppo):
     ratio = np.array([c[1] for c in FIVE_CASES])
     adv = np.array([c[0] for c in FIVE_CASES])
@@ -416,7 +417,8 @@ def test_clip_gradient(ppo):
                 hint=hint, atol=1e-4, rtol=1e-4)
 
 
-@graded("Клиппированная цель на случайных батчах против формы g(ε, Â) из Spinning Up (seed {seed})")
+@graded("Клиппированная цель на случайных батчах против формы g(ε, Â) из Spinning Up (seed {seed})",
+        subject="ppo_clip_objective")
 @pytest.mark.parametrize("seed", [0, 1])
 def test_clip_random(ppo, seed):
     rng = np.random.default_rng(100 + seed)
@@ -444,7 +446,7 @@ def test_clip_random(ppo, seed):
 # ---- advantage normalization --------------------------------------------------------------
 
 
-@graded("Нормировка преимуществ: [1, 2, 3, 4] → ±1.3416, ±0.4472 (std NumPy, ddof = 0)")
+@graded("Нормировка преимуществ: [1, 2, 3, 4] → ±1.3416, ±0.4472 (std NumPy, ddof = 0)", subject="normalize_advantages")
 def test_normalize_pinned(ppo):
     adv = np.array([1.0, 2.0, 3.0, 4.0])
     before = adv.copy()
@@ -455,7 +457,8 @@ def test_normalize_pinned(ppo):
                 hint="(Â − mean) / (std + eps) с np.std по умолчанию (ddof = 0).", mistakes=normalize_mistakes(before))
 
 
-@graded("Нормировка преимуществ: eps прибавляется к std; одинаковые преимущества → нули, без NaN")
+@graded("Нормировка преимуществ: eps прибавляется к std; одинаковые преимущества → нули, без NaN",
+        subject="normalize_advantages")
 def test_normalize_eps(ppo):
     with np.errstate(all="ignore"):
         got = ppo.normalize_advantages(np.full(5, 3.0))
@@ -471,7 +474,7 @@ def test_normalize_eps(ppo):
                 hint="знаменатель — std + eps (np.std, ddof = 0).", mistakes=normalize_mistakes(tiny))
 
 
-@graded("Нормировка преимуществ на случайном батче: среднее 0, std 1, форма сохранена")
+@graded("Нормировка преимуществ на случайном батче: среднее 0, std 1, форма сохранена", subject="normalize_advantages")
 def test_normalize_random(ppo):
     rng = np.random.default_rng(3)
     adv = rng.normal(2.0, 5.0, size=(8, 4))
@@ -542,7 +545,7 @@ def loss_mistakes(logp_new, logp_old, adv, values_pred, returns, entropy, eps=0.
 FOUR = dict(ratio=[1.2, 0.8, 0.75, 2.0], adv=[1.0, -0.5, 2.0, -1.0], err=[-0.5, 0.0, -1.0, 1.0])
 
 
-@graded("Loss PPO для четырёх действий: −0.075 + 0.5·0.5625 − 0.01·1.0 ≈ 0.196")
+@graded("Loss PPO для четырёх действий: −0.075 + 0.5·0.5625 − 0.01·1.0 ≈ 0.196", subject="ppo_loss")
 def test_ppo_loss_four_actions(ppo):
     returns = np.array([1.0, 2.0, 0.5, -1.0])
     values_pred = returns + np.array(FOUR["err"])
@@ -558,7 +561,7 @@ def test_ppo_loss_four_actions(ppo):
                 mistakes=loss_mistakes(new, old, FOUR["adv"], values_pred, returns, entropy))
 
 
-@graded("Loss PPO на случайных батчах с другими ε, c_v, c_e (seed {seed})")
+@graded("Loss PPO на случайных батчах с другими ε, c_v, c_e (seed {seed})", subject="ppo_loss")
 @pytest.mark.parametrize("seed", [0, 1])
 def test_ppo_loss_random(ppo, seed):
     rng = np.random.default_rng(200 + seed)
@@ -623,7 +626,8 @@ def values_shifted(rewards, values, next_values, terminated, truncated, gamma, l
     return boundary_oracle(rewards, values, shifted, terminated, truncated, gamma, lam)
 
 
-@graded("Границы эпизодов: terminated не бутстрапит, truncated бутстрапит V(s_{t+1}); рекурсия обрывается")
+@graded("Границы эпизодов: terminated не бутстрапит, truncated бутстрапит V(s_{t+1}); рекурсия обрывается",
+        subject="gae_with_boundaries")
 def test_boundaries_hand_made(ppo):
     """γ = 0.9, λ = 0.8 (γλ = 0.72). Шаги 0–1 — эпизод, закончившийся на шаге 1 (terminated);
     шаги 2–3 — эпизод, оборванный лимитом на шаге 3 (truncated).
@@ -653,7 +657,8 @@ def test_boundaries_hand_made(ppo):
                 what="gae_with_boundaries: returns = advantages + values")
 
 
-@graded("Батч из нескольких эпизодов равен GAE по каждому эпизоду отдельно (seed {seed})")
+@graded("Батч из нескольких эпизодов равен GAE по каждому эпизоду отдельно (seed {seed})",
+        subject="gae_with_boundaries")
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_boundaries_random(ppo, seed):
     rng = np.random.default_rng(300 + seed)
@@ -692,7 +697,7 @@ def test_boundaries_random(ppo, seed):
         check_unchanged(before, after, name=name, function="gae_with_boundaries")
 
 
-@graded("Параллельные среды: форма [T, N] — каждый столбец считается отдельно")
+@graded("Параллельные среды: форма [T, N] — каждый столбец считается отдельно", subject="gae_with_boundaries")
 def test_boundaries_parallel(ppo):
     rng = np.random.default_rng(11)
     T, N = 25, 3
@@ -727,7 +732,8 @@ def test_boundaries_parallel(ppo):
                      "`~` на целых числах даёт −1 и −2, а не «не конец».")
 
 
-@graded("Без концов эпизодов gae_with_boundaries совпадает с gae (last_value = next_values[-1])")
+@graded("Без концов эпизодов gae_with_boundaries совпадает с gae (last_value = next_values[-1])",
+        subject="gae_with_boundaries")
 def test_boundaries_match_gae(ppo):
     rng = np.random.default_rng(5)
     values = rng.normal(size=10)
@@ -745,7 +751,7 @@ def test_boundaries_match_gae(ppo):
 # ---- bonus: the clipped value loss ---------------------------------------------------------
 
 
-@graded("Бонус: клиппированный loss критика (labml): пример → 0.075", bonus=True)
+@graded("Бонус: клиппированный loss критика (labml): пример → 0.075", bonus=True, subject="clipped_value_loss")
 def test_clipped_value_loss_pinned(ppo):
     """V_pred = [1, 2, 0.5], V_old = [0.8, 2.5, 0.5], R̂ = [1.2, 1.9, 0], ε = 0.2:
     V_clip = [1.0, 2.3, 0.5];  (V − R̂)² = [0.04, 0.01, 0.25];  (V_clip − R̂)² = [0.04, 0.16, 0.25];
@@ -757,7 +763,7 @@ def test_clipped_value_loss_pinned(ppo):
                 mistakes={"min вместо max": 0.5 * np.mean([0.04, 0.01, 0.25]), "без множителя 0.5": 0.15})
 
 
-@graded("Бонус: клиппированный loss критика на случайном батче", bonus=True)
+@graded("Бонус: клиппированный loss критика на случайном батче", bonus=True, subject="clipped_value_loss")
 def test_clipped_value_loss_random(ppo):
     rng = np.random.default_rng(9)
     v_old = rng.normal(size=50)
