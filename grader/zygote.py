@@ -11,6 +11,7 @@ This module imports no NumPy: the command line uses it before its checking proce
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import pickle
 import select
@@ -204,8 +205,25 @@ def for_checking_process(hw: Homework, confined: bool, token: str) -> Zygote | N
     return zygote
 
 
+_KEPT = [0]  # > 0: a process that runs several pytest sessions keeps its zygotes between them (kept())
+
+
+@contextlib.contextmanager
+def kept():
+    """Keep this process's zygotes across pytest sessions run in it one after another (the kit's catalogue
+    grades many implementations of a part so, tests/kit/catalogue_run.py); they end when the block ends."""
+    _KEPT[0] += 1
+    try:
+        yield
+    finally:
+        _KEPT[0] -= 1
+        shutdown()
+
+
 def shutdown() -> None:
-    """End every zygote of this process (the checking process's last step)."""
+    """End every zygote of this process (the checking process's last step), unless they are kept()."""
+    if _KEPT[0]:
+        return
     for zygote in _ZYGOTES.values():
         zygote.remove()
     _ZYGOTES.clear()

@@ -1,23 +1,33 @@
 """The kit's catalogue of typical mistakes (tests/kit/mutants/<hw>/<part>/*.py), each graded once per run.
 
 A mutant is appended to a copy of its part's solution module (later definitions win). Each selected mutant is
-graded on its whole part, as a student runs ``check.py HW PART``; tests/kit/test_mutants.py asserts that it is
-rejected, tests/kit/test_feedback.py that the report opens with its diagnosis.
+graded on its part as a student runs ``check.py HW PART``: confined workers, the part's time limits, the same
+scoreboard. The mutants of a part are graded by one process (tests/kit/catalogue_run.py: one pytest session per
+mutant, on the checks the mutant can reach, the others with the reference's verdicts), the parts two at a time;
+tests/kit/test_mutants.py asserts that each mutant is rejected, tests/kit/test_feedback.py that the report opens
+with its diagnosis.
 """
 from __future__ import annotations
 
+import json
+import math
 import os
 import shutil
+import subprocess
+import sys
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from grader import homeworks
+from grader import confine, homeworks
 from grader.report import scoreboard
-from grader.runner import run_part
+from grader.results import CheckResult, PartResult
+from grader.runner import checking_environment
 
 MUTANTS = Path(__file__).resolve().parent / "mutants"
 CASES = sorted(MUTANTS.glob("*/*/*.py"))
 IDS = [f"{p.parent.name}/{p.stem}" for p in CASES]
+RUN = Path(__file__).resolve().parent / "catalogue_run.py"
 
 
 def mutant_folder(path: Path, tmp_path: Path):
@@ -32,20 +42,56 @@ def mutant_folder(path: Path, tmp_path: Path):
 
 
 class Graded:
-    """Grades the mutants the session selected, several at a time, each once, as soon as a test asks."""
+    """Grades the mutants the session selected, each once, as soon as the session starts: ``graded[path]`` is
+    (the part's result, the scoreboard); for a path of ``whole``, ``graded.compared(path)`` also grades it on
+    every check of its part."""
 
-    def __init__(self, paths: list[Path], tmp_factory):
-        self.pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 2)
-        self.futures = {path: self.pool.submit(self._grade, path, tmp_factory) for path in dict.fromkeys(paths)}
+    def __init__(self, paths: list[Path], tmp_factory, whole: list[Path] = ()):
+        parts: dict[tuple[str, str], list[Path]] = {}
+        for path in dict.fromkeys(paths):
+            parts.setdefault((path.parent.parent.name, path.parent.name), []).append(path)
+        cpus = os.cpu_count() or 2
+        cost = {key: len(ps) * homeworks.load(key[0]).part(key[1]).cost for key, ps in parts.items()}
+        share = sum(cost.values()) / (2 * cpus) or 1.0  # the work of one process: about half a CPU's
+        chunks = []
+        for key, ps in sorted(parts.items(), key=lambda item: -cost[item[0]]):
+            n = max(1, min(len(ps), math.floor(cost[key] / share + 0.5)))
+            chunks += [(key, ps[i::n], set(whole)) for i in range(n)]
+        self.pool = ThreadPoolExecutor(max_workers=cpus)
+        self.futures, self.whole = {}, {}
+        for key, ps, first in chunks:
+            future = self.pool.submit(self._grade, key, ps, first, tmp_factory)
+            self.futures.update({path: future for path in ps})
 
-    @staticmethod
-    def _grade(path: Path, tmp_factory):
-        hw, part, folder = mutant_folder(path, tmp_factory.mktemp(path.stem))
-        result = run_part(hw, part, str(folder))
-        return result, scoreboard(hw, [result], "модули", f"python homework/check.py {hw.name}")
+    def _grade(self, key: tuple[str, str], paths: list[Path], whole: set[Path], tmp_factory) -> dict:
+        hw, part = homeworks.load(key[0]), homeworks.load(key[0]).part(key[1])
+        tmp = tmp_factory.mktemp(f"catalogue-{key[1]}")
+        mutants = [{"path": str(p), "folder": str(mutant_folder(p, tmp / p.stem)[2]), "whole": p in whole}
+                   for p in paths]
+        job, out = tmp / "job.json", tmp / "out.json"
+        job.write_text(json.dumps({"homework": hw.name, "part": part.id, "mutants": mutants}), encoding="utf-8")
+        token = uuid.uuid4().hex
+        proc = subprocess.run([sys.executable, str(RUN), str(job), str(out)], capture_output=True, text=True,
+                              env=checking_environment(token), cwd=str(tmp), timeout=3600)
+        confine.reap(token)
+        if not out.is_file():
+            raise RuntimeError(f"grading the catalogue of {part.id} failed:\n{proc.stdout}\n{proc.stderr}")
+        graded = {}
+        for path, entry in json.loads(out.read_text(encoding="utf-8")).items():
+            result = PartResult(part, [CheckResult(**c) for c in entry["checks"]])
+            graded[Path(path)] = result, scoreboard(hw, [result], "модули", f"python homework/check.py {hw.name}")
+            if "whole" in entry:
+                self.whole[Path(path)] = entry["checks"], entry["whole"]
+        return graded
 
     def __getitem__(self, path: Path):
-        return self.futures[path].result()
+        return self.futures[path].result()[path]
+
+    def compared(self, path: Path):
+        """(the check records of ``path``'s grading, those of the same mutant graded on every check), for a path of
+        ``whole``; None when that mutant was graded on every check anyway."""
+        self.futures[path].result()
+        return self.whole.get(path)
 
     def close(self) -> None:
         self.pool.shutdown(wait=True)

@@ -13,12 +13,14 @@ collect_ignore = ["second_homework"]
 
 @pytest.fixture(scope="session")
 def graded_catalogue(request, tmp_path_factory):
-    """Every mutant that a selected test asks about, graded once on its whole part (see catalogue.py)."""
-    paths = []
+    """Every mutant that a selected test asks about, graded once (see catalogue.py); a ``whole_path`` is graded on
+    every check of its part too."""
+    paths, whole = [], []
     for item in request.session.items:
         params = getattr(getattr(item, "callspec", None), "params", {})
-        if "graded_catalogue" in getattr(item, "fixturenames", ()) and "path" in params:
-            paths.append(params["path"])
-    graded = Graded(paths, tmp_path_factory)
+        if "graded_catalogue" in getattr(item, "fixturenames", ()):
+            paths += [params[k] for k in ("path", "whole_path") if k in params]
+            whole += [params["whole_path"]] if "whole_path" in params else []
+    graded = Graded(paths, tmp_path_factory, whole)
     yield graded
     graded.close()

@@ -1,5 +1,6 @@
 """Every typical mistake the kit knows (tests/kit/mutants/<hw>/<part>/*.py) is rejected by a graded check of its
-part, graded whole as a student runs it."""
+part, graded as a student runs it, on the checks it can reach (tests/kit/catalogue_run.py); graded on every check,
+a mutant of each part reads the same."""
 from __future__ import annotations
 
 import ast
@@ -7,7 +8,9 @@ import ast
 import pytest
 
 from catalogue import CASES, IDS, MUTANTS
-from grader import homeworks
+from grader import homeworks, report
+from grader.results import CheckResult, PartResult
+from kit import HW
 
 
 def test_there_are_mutants_for_every_part():
@@ -26,3 +29,27 @@ def test_mutant_is_rejected(path, graded_catalogue):
     assert result.checks, "no check ran"
     caught = [c for c in result.checks if not c.passed and c.kind in ("check", "error", "timeout")]
     assert caught, f"the mistake passes every check it was run against: {[c.name for c in result.checks]}"
+
+
+# a mutant of each part whose grading both keeps the reference's verdicts (checks it cannot reach) and leaves out
+# checks (those that come after its first failed function): graded on every check too, it must read the same
+COMPARED = [MUTANTS / HW / part / f"{name}.py" for part, name in [
+    ("dp", "validation_sums_only"), ("mc_td", "returns_forward"), ("control", "argmax_first_tie"),
+    ("policy_gradient", "softmax_axis0"), ("ppo", "td_next_shifted_back"), ("boss", "adam_eps_inside_sqrt")]]
+
+
+@pytest.mark.parametrize("whole_path", COMPARED, ids=[f"{p.parent.name}/{p.stem}" for p in COMPARED])
+def test_a_mutant_graded_on_the_checks_it_reaches_reads_as_graded_on_every_check(whole_path, graded_catalogue):
+    compared = graded_catalogue.compared(whole_path)
+    assert compared is not None, "this mutant is graded on every check anyway: nothing to compare"
+    staged, whole = compared
+    assert len(staged) < len(whole), "no check was left out: choose a mutant whose first failure comes early"
+    fields = ("outcome", "kind", "message", "subject")
+    by_name = {c["name"]: {k: c[k] for k in fields} for c in whole}
+    assert [(c["name"], {k: c[k] for k in fields}) for c in staged] == [(c["name"], by_name[c["name"]])
+                                                                         for c in staged]
+    hw = homeworks.load(HW)
+    part = hw.part(whole_path.parent.name)
+    first = [report.failure_blocks(report.scoreboard(hw, [PartResult(part, [CheckResult(**c) for c in checks])],
+                                                     "модули", "rerun"))[:1] for checks in (staged, whole)]
+    assert first[0] == first[1] != []
