@@ -30,7 +30,8 @@ from grader.homeworks import ROOT
 # drops everything under it); one without is a glob matched against every part of a path.
 EXCLUDED = [
     "solutions", "tests/kit", "benchmarks/grading_speed.py", "benchmarks/feedback_quality.py",
-    "benchmarks/cliff_margins.py", ".benchmarks", ".ci",  # cliff_margins plays Q-learning and SARSA: a solution
+    "benchmarks/cliff_margins.py", "benchmarks/kit_suite_cost.py",  # cliff_margins plays Q-learning and SARSA
+    ".benchmarks", ".ci",
     "docs", ".git", ".github",
     "grader/build.py", "grader/stubs.py", "grader/notebook_build.py", "grader/batch.py", "grader/release.py",
     "grader/gradescope.py",

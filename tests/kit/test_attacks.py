@@ -18,6 +18,8 @@ from grader import confine
 from grader.homeworks import ROOT
 from kit import HW, run_check
 
+pytestmark = pytest.mark.slow  # grades whole homeworks: left out of the everyday loop (-m "not slow")
+
 STUB = ROOT / "homework" / HW / "ppo.py"
 REFERENCE = ROOT / "solutions" / HW / "ppo.py"
 

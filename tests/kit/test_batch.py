@@ -15,6 +15,8 @@ from grader.homeworks import ROOT
 from kit import HW, run_check
 from test_robustness import snapshot
 
+pytestmark = pytest.mark.slow  # grades whole homeworks: left out of the everyday loop (-m "not slow")
+
 SOLUTION = (ROOT / "solutions" / HW / "ppo.py").read_text(encoding="utf-8")
 
 SUBMISSIONS = {  # name -> ppo.py, or None for a notebook

@@ -127,6 +127,7 @@ def test_a_visible_mismatch_needs_no_window():
 
 # ---- every typical mistake of the catalogue -------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", CASES, ids=IDS)
 def test_every_mistake_opens_with_a_diagnosis_or_a_specific_hint(path, graded_catalogue):
     result, text = graded_catalogue[path]

@@ -23,6 +23,8 @@ from grader.homeworks import ROOT
 from grader.stubs import BEGIN
 from kit import HW
 
+pytestmark = pytest.mark.slow  # grades whole homeworks: left out of the everyday loop (-m "not slow")
+
 pytestmark = pytest.mark.skipif(os.name == "nt" or shutil.which("bash") is None,
                                 reason="Gradescope's scripts are bash scripts for its Ubuntu image")
 

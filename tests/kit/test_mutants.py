@@ -21,6 +21,7 @@ def test_there_are_mutants_for_every_part():
             assert n >= 5, f"{name}/{part.id}: only {n} typical mistakes"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", CASES, ids=IDS)
 def test_mutant_is_rejected(path, graded_catalogue):
     assert ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))), "say the mistake in the docstring"
@@ -38,6 +39,7 @@ COMPARED = [MUTANTS / HW / part / f"{name}.py" for part, name in [
     ("policy_gradient", "softmax_axis0"), ("ppo", "td_next_shifted_back"), ("boss", "adam_eps_inside_sqrt")]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("whole_path", COMPARED, ids=[f"{p.parent.name}/{p.stem}" for p in COMPARED])
 def test_a_mutant_graded_on_the_checks_it_reaches_reads_as_graded_on_every_check(whole_path, graded_catalogue):
     compared = graded_catalogue.compared(whole_path)

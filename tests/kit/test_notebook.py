@@ -32,6 +32,8 @@ from grader.notebook_build import (
 from grader.stubs import BuildError, make_stub
 from kit import HW, run_check
 
+pytestmark = pytest.mark.slow  # grades whole homeworks: left out of the everyday loop (-m "not slow")
+
 HOMEWORK = homeworks.load(HW)
 NOTEBOOK = notebook_path(HOMEWORK)
 PARTS = notebook_parts(HOMEWORK)

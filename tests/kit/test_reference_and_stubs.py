@@ -4,6 +4,8 @@ import pytest
 from grader import homeworks, report
 from kit import HW, run_check_json
 
+pytestmark = pytest.mark.slow  # grades whole homeworks: left out of the everyday loop (-m "not slow")
+
 
 @pytest.fixture(scope="module")
 def solutions(tmp_path_factory):

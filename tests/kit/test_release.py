@@ -18,6 +18,8 @@ from grader.release import ReleaseError, release, student_files, student_readme
 from grader.stubs import BEGIN, END
 from kit import HW
 
+pytestmark = pytest.mark.slow  # grades whole homeworks: left out of the everyday loop (-m "not slow")
+
 
 def _run(*cmd, cwd, env=None, timeout=600):
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", **(env or {}))
@@ -42,7 +44,8 @@ def graded_copy(copy, tmp_path_factory):
 
 def test_copy_has_no_solutions_no_kit_tests_no_instructor_tools(copy):
     files = {p.relative_to(copy).as_posix() for p in copy.rglob("*") if p.is_file()}
-    left_out = ("solutions/", "tests/kit/", "benchmarks/grading_speed", "benchmarks/cliff_margins", "docs/", ".ci/")
+    left_out = ("solutions/", "tests/kit/", "benchmarks/grading_speed", "benchmarks/cliff_margins",
+                "benchmarks/kit_suite", "docs/", ".ci/")
     assert not [f for f in files if f.startswith(left_out)]
     assert "benchmarks/boss_ppo_vs_reinforce.py" in files  # the task statement tells students to run it
     for tool in ("grader/build.py", "grader/stubs.py", "grader/release.py", "grader/batch.py",

@@ -21,6 +21,8 @@ from grader import homeworks
 from grader.homeworks import ROOT
 from kit import HW, run_check
 
+pytestmark = pytest.mark.slow  # grades whole homeworks: left out of the everyday loop (-m "not slow")
+
 SOLUTION = ROOT / "solutions" / HW / "ppo.py"
 NORMALIZE_CHECKS = {"test_normalize_pinned", "test_normalize_eps", "test_normalize_random"}
 

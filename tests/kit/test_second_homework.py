@@ -23,6 +23,8 @@ from grader.homeworks import ROOT
 from grader.release import select_files
 from kit import HW
 
+pytestmark = pytest.mark.slow  # grades whole homeworks: left out of the everyday loop (-m "not slow")
+
 FIXTURE = Path(__file__).resolve().parent / "second_homework"
 TINY = "hw-tiny"
 # what the copy leaves out of the kit: the first homework and everything that is not the grader or its tools

@@ -14,6 +14,8 @@ import pytest
 from grader import homeworks
 from kit import HW, run_check_json
 
+pytestmark = pytest.mark.slow  # grades whole homeworks: left out of the everyday loop (-m "not slow")
+
 VARIANT = Path(__file__).resolve().parent / "variants" / HW / "loop_heavy"
 PARTS = [part.id for part in homeworks.load(HW).parts]
 

@@ -19,6 +19,8 @@ import pytest
 from grader import homeworks
 from grader.runner import run_part
 
+pytestmark = pytest.mark.slow  # grades whole homeworks: left out of the everyday loop (-m "not slow")
+
 HW = "s6-hw00-rl-foundations"
 
 # The dp functions again, with every solve and matrix product of theirs perturbed by a few ulps.
