@@ -93,7 +93,7 @@ def _run_in_process(hw, part, namespace: dict, selection: list[str] | None):
         with tempfile.TemporaryDirectory(prefix="hwcheck-") as tmp:
             results_file = Path(tmp) / "results.jsonl"
             results_file.touch()
-            args = [*targets, "--impl", impl, "--results-file", str(results_file), *PYTEST_FLAGS,
+            args = [*targets, f"--impl={impl}", f"--results-file={results_file}", *PYTEST_FLAGS,
                     "-p", "no:faulthandler", "--capture=sys"]
             with contextlib.ExitStack() as stack:
                 stack.enter_context(contextlib.redirect_stdout(output))

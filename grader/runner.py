@@ -29,7 +29,10 @@ from grader.results import CheckResult, PartResult
 # --assert=plain: graded checks explain themselves (grader.checks), so no assertion rewriting (~0.5 s a process)
 # no:unraisableexception, no:threadexception: no garbage collection passes after the last check (up to 0.1 s);
 # no student object lives in this process, and warnings are ignored anyway
-PYTEST_FLAGS = ["-q", "--tb=native", "--assert=plain", "-p", "no:cacheprovider", "-p", "no:randomly",
+# -p grader.plugin, --impl=PATH (one argument), --confcutdir: pytest never takes a submission's folder for a test
+# path, so never loads a conftest.py (or any module) from it; only the kit's own conftest files under tests/
+PYTEST_FLAGS = ["-q", "--tb=native", "--assert=plain", "-p", "grader.plugin", "--confcutdir", str(ROOT / "tests"),
+                "-p", "no:cacheprovider", "-p", "no:randomly",
                 "-p", "no:unraisableexception", "-p", "no:threadexception",
                 "-o", "addopts=", "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"), "--no-header"]
 _FIELDS = ("nodeid", "name", "title", "outcome", "kind", "message", "traceback", "weight", "bonus", "functions",
@@ -109,7 +112,7 @@ def run_parts(hw: Homework, selected: list[tuple[Part, list[str] | None]], impl:
         token = uuid.uuid4().hex
         # the zygote of the workers boots while pytest starts (grader/zygote.py); the checking process gets its socket
         nursery = zygote.for_checking_process(hw, confine.namespaces_available(), token)
-        cmd = [sys.executable, "-m", "pytest", *targets, *selects, "--impl", impl, "--events", "--capture=no",
+        cmd = [sys.executable, "-m", "pytest", *targets, *selects, f"--impl={impl}", "--events", "--capture=no",
                "--homework", hw.name, *(["--check-timeout", str(timeout)] if timeout is not None else []),
                *(["--zygote", f"{nursery.control.fileno()}:{nursery.base}"] if nursery else []),
                *PYTEST_FLAGS, "-W", "ignore"]

@@ -8,6 +8,7 @@ exactly its score: the attack neither adds nor removes points.
 from __future__ import annotations
 
 import json
+import shutil
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -283,12 +284,41 @@ NEEDS_CONFINEMENT = {  # without namespaces the worker can read the kit's files,
 }
 
 
-def _grade(tmp: Path, base: Path, code: str) -> tuple:
+# Files beside the modules that pytest would load as a plugin if it ever saw the submission's folder as a path: each
+# makes every check pass without running it, and leaves a mark where the test can look (MARK).
+BESIDE = {
+    "conftest.py": """
+import os, pytest
+open(os.environ.get("HWKIT_TEST_MARK", "/tmp/hwkit-mark"), "a").write("conftest ran\\n")
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    return True
+""",
+    "pytest.ini": "[pytest]\naddopts = -p no:grader.plugin\n",
+}
+
+
+def _grade(tmp: Path, base: Path, code: str, beside: dict[str, str] | None = None) -> tuple:
     folder = tmp / "student"
     folder.mkdir(parents=True)
     (folder / "ppo.py").write_text(base.read_text(encoding="utf-8") + "\n\n" + textwrap.dedent(code), encoding="utf-8")
+    for name, text in (beside or {}).items():
+        (folder / name).write_text(text.replace("/tmp/hwkit-mark", str(tmp / "mark")), encoding="utf-8")
     out = tmp / "results.json"
     proc = run_check(HW, "ppo", "--dir", str(folder), "--json", str(out), "--timeout", "5")
+    return proc, json.loads(out.read_text(encoding="utf-8")) if out.is_file() else None
+
+
+def _grade_notebook(tmp: Path, beside: dict[str, str]) -> tuple:
+    folder = tmp / "student"
+    folder.mkdir(parents=True)
+    notebook = folder / "hw.ipynb"
+    shutil.copyfile(ROOT / "notebooks" / f"{HW}.ipynb", notebook)
+    for name, text in beside.items():
+        (folder / name).write_text(text.replace("/tmp/hwkit-mark", str(tmp / "mark")), encoding="utf-8")
+    out = tmp / "results.json"
+    proc = run_check(HW, "ppo", "--notebook", str(notebook), "--json", str(out), "--timeout", "5")
     return proc, json.loads(out.read_text(encoding="utf-8")) if out.is_file() else None
 
 
@@ -302,6 +332,8 @@ def graded(tmp_path_factory):
     futures = {(name, base): pool.submit(_grade, tmp_path_factory.mktemp(f"{name}-{base}"),
                                          STUB if base == "stub" else REFERENCE, ATTACKS[name]) for name, base in CASES}
     futures["honest"] = pool.submit(_grade, tmp_path_factory.mktemp("honest"), REFERENCE, "")
+    futures["beside"] = pool.submit(_grade, tmp_path_factory.mktemp("beside"), STUB, "", BESIDE)
+    futures["beside-notebook"] = pool.submit(_grade_notebook, tmp_path_factory.mktemp("beside-notebook"), BESIDE)
     yield futures
     pool.shutdown(wait=True)
 
@@ -343,3 +375,14 @@ def test_a_killed_or_exiting_worker_costs_only_its_checks(graded):
     _, data = graded["os_exit_inside_calls", "stub"].result()
     gae = [t for t in data["tests"] if t["extra_data"]["check"].startswith("test_gae_courier")]
     assert gae and all(t["extra_data"]["kind"] == "crash" for t in gae)
+
+
+@pytest.mark.parametrize("case", ["beside", "beside-notebook"])
+def test_a_conftest_beside_the_modules_or_the_notebook_is_never_loaded(graded, case):
+    proc, data = graded[case].result()
+    assert data is not None, proc.stdout + proc.stderr
+    assert data["score"] == 0, [t["name"] for t in data["tests"] if t["status"] == "passed"]
+    assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    folder = Path(proc.args[proc.args.index("--dir" if case == "beside" else "--notebook") + 1])
+    student = folder if folder.is_dir() else folder.parent
+    assert not (student.parent / "mark").exists(), "the conftest.py ran"
