@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import builtins
 import importlib.util
-import linecache
 import os
 import pickle
 import queue
@@ -28,6 +27,7 @@ import sys
 import tempfile
 import threading
 import time
+import typing
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from grader import confine, wire, zygote
+from grader.escape import printable
 from grader.homeworks import ROOT, Homework
 from grader.loading import MissingFunction, ModuleLoadError
 
@@ -179,9 +180,9 @@ class _Channel:
 class _Process(_Channel):
     """A worker started as a process of its own (``python -c``, confined by its command line)."""
 
-    def __init__(self, cmd: list[str], env: dict, cwd: str, hello: bytes):
+    def __init__(self, cmd: list[str], env: dict, cwd: str, hello: bytes, fds: tuple[int, ...] = ()):
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     cwd=cwd, env=env, start_new_session=True)
+                                     cwd=cwd, env=env, start_new_session=True, pass_fds=fds)
         super().__init__(self.proc.stdin, self.proc.stdout)
         self.send(hello)
 
@@ -212,11 +213,10 @@ class _Forked(_Channel):
     def __init__(self, parent: zygote.Zygote, config: dict):
         request_r, request_w = os.pipe()
         answer_r, answer_w = os.pipe()
-        hang = os.open(config["hang_file"], os.O_WRONLY)
         try:
-            self.pid = parent.fork(config, [request_r, answer_w, hang])
+            self.pid = parent.fork(config, [request_r, answer_w, config["hang_fd"]])
         finally:
-            for fd in (request_r, answer_w, hang):
+            for fd in (request_r, answer_w):
                 os.close(fd)
         super().__init__(os.fdopen(request_w, "wb"), os.fdopen(answer_r, "rb", buffering=0))
         self.zygote = parent
@@ -271,6 +271,11 @@ class Session:
         self.notes: list[str] = []
         self.noted = False  # the notes were reported
         self.check = _Check()
+        # the worker's stack dump when its watchdog fires: a file without a name, which the worker gets as a
+        # descriptor and this process reads through its own (never a path the worker could replace by a link)
+        self.hang: typing.IO[bytes] | None = None
+        self.sources: dict[str, list[str]] = {}  # the submission's modules as staged: file name -> lines
+        self.scratch: Path | None = None  # the running worker's working folder
 
     # ---- the parts of a check's life ------------------------------------------------------------------
 
@@ -288,6 +293,8 @@ class Session:
                 self.worker.kill()
             self.worker = None
         confine.reap(self.token)
+        if self.hang is not None:
+            self.hang.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     # ---- modules ----------------------------------------------------------------------------------------
@@ -397,7 +404,7 @@ class Session:
             raise WorkerCrashed(f"ответ на вызов {function} не читается")
         if type(value.get("traceback")) is str:  # the student's files by their own path, not the scratch copy's
             folder = self.source.parent if self.source.is_file() else self.source
-            value["traceback"] = value["traceback"].replace(str(self.tmp / "work") + os.sep, str(folder) + os.sep)
+            value["traceback"] = value["traceback"].replace(str(self.scratch) + os.sep, str(folder) + os.sep)
         raise _remote_error(value, function)
 
     # ---- the worker's life ------------------------------------------------------------------------------
@@ -417,12 +424,11 @@ class Session:
     def _spawn(self) -> None:
         scratch = self._fresh_scratch()
         hello = {"source": str(scratch / self.source.name) if self.source.suffix == ".ipynb" else str(scratch),
-                 "scratch": str(scratch), "provided": sorted(self.provided), "hang_file": str(self.tmp / "hang.txt"),
+                 "scratch": str(scratch), "provided": sorted(self.provided), "hang_fd": self._fresh_hang_file(),
                  "kit_modules": sorted(set(self.provided) | set(self.test_modules)),
                  "import_path": [str(ROOT), str(self.hw.tests_dir)], "confined": self.confined,
                  "root_dir": str(self.tmp / "root"), "visible": zygote.visible(self.hw)}
         (self.tmp / "root").mkdir(exist_ok=True)
-        (self.tmp / "hang.txt").write_text("", encoding="utf-8")
         self.ready = False
         if self.zygote is not None and self.zygote.confined == self.confined:
             try:
@@ -432,7 +438,24 @@ class Session:
                 self.zygote = None  # started as a process of its own from now on
         # -s: no user site; -B: no bytecode written; the environment is the clean one of confine.environment
         cmd = confine.command(["-s", "-B", "-c", _BOOT.format(root=str(ROOT))], self.confined)
-        self.worker = _Process(cmd, confine.environment(self.token), str(scratch), pickle.dumps(hello))
+        self.worker = _Process(cmd, confine.environment(self.token), str(scratch), pickle.dumps(hello),
+                               (hello["hang_fd"],))
+
+    def _fresh_hang_file(self) -> int:
+        if self.hang is not None:
+            self.hang.close()
+        self.hang = tempfile.TemporaryFile(dir=str(self.tmp))  # unlinked at once (O_TMPFILE where there is one)
+        os.set_inheritable(self.hang.fileno(), True)
+        return self.hang.fileno()
+
+    def _hang_dump(self, limit: int = 1 << 20) -> str:
+        """What the worker's watchdog wrote (at most ``limit`` bytes), read through this process's descriptor."""
+        if self.hang is None:
+            return ""
+        try:
+            return os.pread(self.hang.fileno(), limit, 0).decode("utf-8", errors="replace")
+        except OSError:
+            return ""
 
     def _await_ready(self) -> None:
         if self.ready:
@@ -451,10 +474,11 @@ class Session:
 
     def _fresh_scratch(self) -> Path:
         """A scratch folder with the submission's modules (the kit's own provided modules over any copy)."""
-        scratch = self.tmp / "work"
-        shutil.rmtree(scratch, ignore_errors=True)
-        scratch.mkdir()
+        if self.scratch is not None:  # the last worker's (gone now): never reused, so never a link it left there
+            shutil.rmtree(self.scratch, ignore_errors=True)
         os.chmod(self.tmp, 0o711)  # a worker run as nobody reaches its scratch folder and nothing else here
+        scratch = self.scratch = Path(tempfile.mkdtemp(prefix="work-", dir=str(self.tmp)))  # a new name each time
+        self.sources = {}
         os.chmod(scratch, 0o777)
         if self.source.is_file():
             shutil.copy2(self.source, scratch / self.source.name)
@@ -463,7 +487,9 @@ class Session:
                 if entry.name in _IGNORED or entry.name.startswith(".") or entry.is_symlink():
                     continue  # a link could point at the reference solutions: only the submission's own files
                 if entry.is_file() and entry.suffix == ".py" and entry.stem not in self.provided:
-                    shutil.copy2(entry, scratch / entry.name)
+                    shutil.copy2(entry, scratch / entry.name)  # before any worker: read back as written here
+                    text = (scratch / entry.name).read_bytes()[:1 << 20].decode("utf-8", errors="replace")
+                    self.sources[entry.name] = text.splitlines()
                 elif entry.is_dir() and (entry / "__init__.py").is_file():
                     shutil.copytree(entry, scratch / entry.name, symlinks=True, ignore=_no_links)
         for name, path in self.provided.items():
@@ -499,7 +525,7 @@ class Session:
             raise WorkerCrashed(f"ответ не читается: {exc}") from None
         if answer is None:
             code = worker.exit_code()
-            if code == 1 and (self.tmp / "hang.txt").stat().st_size:  # its own watchdog: the time limit
+            if code == 1 and self.hang is not None and os.fstat(self.hang.fileno()).st_size:  # its watchdog fired
                 raise TimeoutError
             self._discard()
             raise WorkerCrashed(f"код {code}")
@@ -518,11 +544,8 @@ class Session:
 
     def _where(self, function: str | None) -> str:
         """Where the student's code was when the watchdog fired, from the worker's stack dump."""
-        try:
-            dump = (self.tmp / "hang.txt").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return ""
-        scratch = str(self.tmp / "work")
+        dump = self._hang_dump()
+        scratch = str(self.scratch)
         own = []  # the student's frames, innermost first (faulthandler prints the most recent call first)
         blocks = re.split(r"\n(?=(?:Current thread|Thread) )", dump)
         main = next((b for b in blocks if re.search(r'worker\.py", line \d+ in main', b)), dump)  # the requests' thread
@@ -533,8 +556,11 @@ class Session:
                 if name.startswith("<ячейка"):
                     own.append((name[1:-1], line, func, ""))
                 continue
-            if os.path.dirname(filename) == scratch and Path(filename).stem not in self.provided:
-                own.append((Path(filename).name, line, func, linecache.getline(filename, line).strip()))
+            name = Path(filename).name
+            if os.path.dirname(filename) == scratch and name in self.sources:  # a module of the submission's
+                lines = self.sources[name]
+                code = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+                own.append((name, line, func, printable(code)[:200]))
         if not own:
             return ""
         name, line, func, code = own[0]

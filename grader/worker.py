@@ -304,7 +304,7 @@ def main() -> None:
     config = pickle.loads(wire.read_frame(proto_in))
     from grader import confine
 
-    hang_file = open(config["hang_file"], "w", encoding="utf-8")  # opened before the file system view changes
+    hang_file = os.fdopen(config["hang_fd"], "w", encoding="utf-8")  # a descriptor from the checking process
     level = confine.enter(config)  # the file system view, limits; before any student code runs
     _serve(config, hang_file, proto_in, proto_out, level)
 

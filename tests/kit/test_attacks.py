@@ -7,6 +7,7 @@ exactly its score: the attack neither adds nor removes points.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import textwrap
@@ -257,6 +258,37 @@ def _flood():
 
 _threading.Thread(target=_flood, daemon=True).start()
 """,
+    # the hang report: a stack dump naming a "frame" in a scratch file that is a link to the kit's files, and
+    # every file the worker can find by the hang file's old name replaced by a link to a provided module
+    "forged_hang_report": """
+import os as _os, glob as _glob
+
+def _plant():
+    _here = _os.path.dirname(_os.path.abspath(__file__))
+    for _target, _link in (("{root}/solutions/{hw}/ppo.py", "leak.py"), ("/proc/self/environ", "env.py")):
+        try:
+            _os.symlink(_target, _os.path.join(_here, _link))
+        except OSError:
+            pass
+    for _old in _glob.glob(_os.path.join(_os.path.dirname(_here), "*.txt")):
+        try:
+            _os.remove(_old)
+            _os.symlink("{root}/tests/{hw}/control_envs.py", _old)
+        except OSError:
+            pass
+    _dump = "".join(f'  File "{_os.path.join(_here, n)}", line {l} in td_errors\\n' for n, l in
+                    (("leak.py", 1), ("leak.py", 2), ("env.py", 1)))
+    for _fd in range(3, 64):
+        try:
+            _os.pwrite(_fd, ("Current thread 0x1 (most recent call first):\\n" + _dump).encode(), 0)
+        except OSError:
+            pass
+
+def td_errors(rewards, values, last_value, gamma):
+    _plant()
+    while True:
+        pass
+""".replace("{root}", str(ROOT)).replace("{hw}", HW),
     "unplain_objects_in_answers": """
 import collections as _collections, fractions as _fractions
 
@@ -325,8 +357,20 @@ def _grade_notebook(tmp: Path, beside: dict[str, str]) -> tuple:
 CASES = [(name, "stub") for name in ATTACKS] + [(name, "reference") for name in sorted(ON_REFERENCE)]
 
 
+def kit_digest() -> dict[str, str]:
+    """The kit's files that grading reads or imports: the grader, the graded suites, the reference, the stubs."""
+    folders = [ROOT / "grader", ROOT / "tests" / HW, ROOT / "solutions" / HW, ROOT / "homework" / HW]
+    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for f in folders for p in sorted(f.rglob("*"))
+            if p.is_file() and "__pycache__" not in p.parts}
+
+
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
+def kit_before():
+    return kit_digest()
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory, kit_before):
     """Every case graded, two at a time, as soon as the first test asks; plus the reference as a student folder."""
     pool = ThreadPoolExecutor(max_workers=2)
     futures = {(name, base): pool.submit(_grade, tmp_path_factory.mktemp(f"{name}-{base}"),
@@ -336,6 +380,7 @@ def graded(tmp_path_factory):
     futures["beside-notebook"] = pool.submit(_grade_notebook, tmp_path_factory.mktemp("beside-notebook"), BESIDE)
     yield futures
     pool.shutdown(wait=True)
+    assert kit_digest() == kit_before, "an attack changed the kit's own files"
 
 
 @pytest.mark.parametrize("name,base", CASES, ids=[f"{n}-on-{b}" for n, b in CASES])
@@ -350,6 +395,11 @@ def test_attack_scores_what_its_real_code_earns(name, base, graded):
     # the checks and what each is worth come from the grader's own collection
     worth = [(t["name"], t["max_score"]) for t in data["tests"]]
     assert worth == [(t["name"], t["max_score"]) for t in honest["tests"]]
+    output = proc.stdout + proc.stderr + json.dumps(data, ensure_ascii=False)
+    leaked = [line for line in REFERENCE.read_text(encoding="utf-8").splitlines()
+              if len(line.strip()) > 25 and line.strip() in output and line not in STUB.read_text(encoding="utf-8")]
+    assert not leaked, f"lines of solutions/ in the output: {leaked[:3]}"
+    assert "\x1b" not in output and "HWKIT_RUN_TOKEN" not in output
     if base == "stub":
         assert data["score"] == 0, [t["name"] for t in data["tests"] if t["status"] == "passed"]
     else:
