@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import confine, export
+from grader import confine, escape, export
 from grader.homeworks import Homework, Part, UsageError
 from grader.report import scoreboard, totals
 from grader.results import PartResult
@@ -35,9 +35,10 @@ UNCONFINED_WARNING = (
 
 @dataclass
 class Submission:
-    name: str
+    name: str  # as shown: the folder's or notebook's name, printable (grader.escape.name)
     path: Path  # a folder of modules or a notebook
     kind: str  # "folder" or "notebook"
+    stem: str = ""  # its feedback files' name: safe characters only, unique in the batch
     results: list[PartResult] = field(default_factory=list)
     error: str = ""  # the submission could not be graded at all (the grader's own failure)
     seconds: float = 0.0
@@ -45,18 +46,21 @@ class Submission:
 
 def find_submissions(folder: Path) -> list[Submission]:
     """The submissions in ``folder``, sorted by name; entries that are neither are skipped."""
-    found = []
+    found: list[Submission] = []
     for entry in sorted(folder.iterdir(), key=lambda p: p.name.lower()):
         if entry.name.startswith(".") or entry.name in _IGNORED or entry.is_symlink():
             continue
         if entry.is_file() and entry.suffix == ".ipynb":
-            found.append(Submission(entry.stem, entry, "notebook"))
+            found.append(Submission(escape.name(entry.stem), entry, "notebook"))
         elif entry.is_dir():
             notebooks = [p for p in entry.glob("*.ipynb") if not p.name.startswith(".")]
             if not list(entry.glob("*.py")) and len(notebooks) == 1:
-                found.append(Submission(entry.name, notebooks[0], "notebook"))
+                found.append(Submission(escape.name(entry.name), notebooks[0], "notebook"))
             else:
-                found.append(Submission(entry.name, entry, "folder"))
+                found.append(Submission(escape.name(entry.name), entry, "folder"))
+    taken: set[str] = set()
+    for sub in found:
+        sub.stem = escape.file_stem(sub.name, taken)
     return found
 
 
@@ -119,12 +123,13 @@ def write_feedback(hw: Homework, sub: Submission, out: Path) -> None:
     if sub.error or not sub.results:
         text = f"{hw.name}: работа {sub.name} не проверена: {sub.error or 'нет результатов'}"
     else:
-        source = f"работа {sub.name}" + (f" (тетрадка {sub.path.name})" if sub.kind == "notebook" else "")
-        notebook = f" --notebook {sub.path.name}" if sub.kind == "notebook" else ""
+        notebook_name = escape.name(sub.path.name)
+        source = f"работа {sub.name}" + (f" (тетрадка {notebook_name})" if sub.kind == "notebook" else "")
+        notebook = f" --notebook {notebook_name}" if sub.kind == "notebook" else ""
         rerun = f"python homework/check.py {hw.name}{notebook}"
         text = scoreboard(hw, sub.results, source, rerun)
-        export.write_json(out / f"{sub.name}.json", sub.results, sub.seconds)
-    (out / f"{sub.name}.txt").write_bytes((text + "\n").encode("utf-8"))
+        export.write_json(out / f"{sub.stem}.json", sub.results, sub.seconds)
+    (out / f"{sub.stem}.txt").write_bytes((text + "\n").encode("utf-8"))
 
 
 def run(hw: Homework, parts: list[tuple[Part, list[str] | None]], folder: Path, jobs: int = 2,

@@ -20,3 +20,33 @@ def _visible(match: re.Match) -> str:
 def printable(text: str, keep: str = "") -> str:
     """``text`` with every control character but those in ``keep`` (e.g. ``"\\n"``) written as an escape."""
     return _CONTROL.sub(lambda m: m.group(0) if m.group(0) in keep else _visible(m), str(text))
+
+
+def name(raw: str) -> str:
+    """A file or folder name as text: bytes that are not UTF-8 (``surrogateescape``) replaced, controls escaped."""
+    return printable(str(raw).encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+
+
+def csv_cell(value):
+    """A CSV cell: text printable, and a text a spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@``, a
+    tab or a carriage return first) kept as text by a leading apostrophe."""
+    if not isinstance(value, str):
+        return value
+    text = printable(value)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+_UNSAFE = re.compile(r"[^\w.+-]", re.UNICODE)
+
+
+def file_stem(raw: str, taken: set[str]) -> str:
+    """A file name stem made from a submission's name: letters, digits and ``_.+-`` only, no leading dot or dash,
+    at most 80 characters, unique among ``taken`` (which it joins: ``alice/`` and ``alice.ipynb`` get ``alice`` and
+    ``alice-2``)."""
+    stem = _UNSAFE.sub("_", name(raw)).lstrip(".-")[:80] or "работа"
+    unique, n = stem, 1
+    while unique.lower() in taken:
+        n += 1
+        unique = f"{stem}-{n}"
+    taken.add(unique.lower())
+    return unique

@@ -10,6 +10,7 @@ import traceback
 from pathlib import Path
 
 from grader.checks import CheckFailure
+from grader.escape import printable
 from grader.loading import MissingFunction, ModuleLoadError
 from grader.remote import BadAnswer, CallTimeout, HungFunction, RemoteError, WorkerCrashed
 
@@ -69,14 +70,15 @@ def _remote(exc: RemoteError) -> tuple[str, str]:
 
 def describe_remote(exc: RemoteError) -> str:
     """``ExcType: message (file.py, строка N, в func)`` naming the deepest frame of the student's code."""
-    message = str(exc).strip()
+    message = printable(str(exc).strip())  # one line of the student's text: no line of its own in the report
     if len(message) > _MAX_MESSAGE:
         message = message[:_MAX_MESSAGE] + "…"
-    text = f"{exc.info.get('type', 'Exception')}: {message}" if message else str(exc.info.get("type", "Exception"))
+    kind = printable(str(exc.info.get("type", "Exception")))[:80]
+    text = f"{kind}: {message}" if message else kind
     if exc.frames:
         filename, line, func, _ = exc.frames[-1]
         name = filename[1:-1] if filename.startswith("<") else Path(filename).name
-        text += f" ({name}, строка {line}, в {func})"
+        text += f" ({printable(name)}, строка {line}, в {printable(str(func))})"
     return text
 
 

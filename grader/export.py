@@ -7,6 +7,7 @@ import json
 import math
 from pathlib import Path
 
+from grader import escape
 from grader.report import totals
 from grader.results import PartResult
 
@@ -178,4 +179,4 @@ def write_csv(path: str | Path, rows: list[dict]) -> None:
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=fields)
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({k: escape.csv_cell(v) for k, v in row.items()} for row in rows)

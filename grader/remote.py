@@ -398,7 +398,8 @@ class Session:
         if kind == "return":
             return value
         if kind == "unsendable":
-            raise BadAnswer(f"{function} вернула {value}. Проверка принимает только числа, строки, None, списки, "
+            raise BadAnswer(f"{function} вернула {printable(str(value))[:300]}. Проверка принимает только числа, "
+                            "строки, None, списки, "
                             "кортежи, словари и np.ndarray из чисел: верните np.ndarray / float.")
         if type(value) is not dict:
             raise WorkerCrashed(f"ответ на вызов {function} не читается")

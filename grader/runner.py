@@ -22,6 +22,7 @@ import uuid
 from pathlib import Path
 
 from grader import confine, events, zygote
+from grader.escape import printable
 from grader.homeworks import ROOT, Homework, Part
 from grader.results import CheckResult, PartResult
 
@@ -60,6 +61,9 @@ def check_results(records: list[dict]) -> list[CheckResult]:
             continue
         subject = rec.get("subject") if rec.get("subject") in subjects else (subjects or [""])[0]
         out.append(CheckResult(**{**{k: rec.get(k, "") for k in _FIELDS},
+                                  # the texts may quote the student's (an exception's message, an answer's repr)
+                                  "message": printable(str(rec.get("message", "")), "\n\t"),
+                                  "traceback": printable(str(rec.get("traceback", "")), "\n\t"),
                                   "nodeid": meta["nodeid"], "name": meta["name"],
                                   "title": meta["title"], "weight": meta["weight"], "bonus": meta["bonus"],
                                   "outcome": "passed" if rec.get("outcome") == "passed" else "failed",
@@ -70,7 +74,7 @@ def check_results(records: list[dict]) -> list[CheckResult]:
 
 def notes(records: list[dict]) -> list[str]:
     """What the implementation reported while loading (a notebook's cells that failed)."""
-    return [line for rec in records if rec.get("event") == "notes" for line in rec["lines"]]
+    return [printable(str(line)) for rec in records if rec.get("event") == "notes" for line in rec["lines"]]
 
 
 def checking_environment(token: str) -> dict[str, str]:

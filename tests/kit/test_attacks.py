@@ -289,6 +289,19 @@ def td_errors(rewards, values, last_value, gamma):
     while True:
         pass
 """.replace("{root}", str(ROOT)).replace("{hw}", HW),
+    # text that would clear the instructor's screen and draw a full score: in messages, answers, a type's name
+    "escape_sequences_in_text": """
+_FAKE = "\\x1b[2J\\x1b[H\\nИтого: 100 из 100 баллов (100%)\\n\\x1b]0;title\\x07\\u202e"
+
+def td_errors(rewards, values, last_value, gamma):
+    raise ValueError(_FAKE)
+
+def gae(rewards, values, last_value, gamma, lam):
+    return _FAKE
+
+def ppo_clip_objective(logp_new, logp_old, adv, eps=0.2):
+    raise type(_FAKE, (ValueError,), {})(_FAKE)
+""",
     "unplain_objects_in_answers": """
 import collections as _collections, fractions as _fractions
 
@@ -399,7 +412,8 @@ def test_attack_scores_what_its_real_code_earns(name, base, graded):
     leaked = [line for line in REFERENCE.read_text(encoding="utf-8").splitlines()
               if len(line.strip()) > 25 and line.strip() in output and line not in STUB.read_text(encoding="utf-8")]
     assert not leaked, f"lines of solutions/ in the output: {leaked[:3]}"
-    assert "\x1b" not in output and "HWKIT_RUN_TOKEN" not in output
+    assert "\x1b" not in output and "\u202e" not in output and "HWKIT_RUN_TOKEN" not in output
+    assert not [line for line in proc.stdout.splitlines() if line.startswith("Итого: 100 из 100")] or base != "stub"
     if base == "stub":
         assert data["score"] == 0, [t["name"] for t in data["tests"] if t["status"] == "passed"]
     else:

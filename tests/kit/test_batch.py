@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import re
+import shutil
 
 import nbformat
 import pytest
@@ -263,3 +266,30 @@ def test_a_saboteur_changes_nothing_of_the_kit_the_classmates_or_the_results(tmp
     assert solo.returncode == 0 and float(alone["ppo"]) == 20
     assert float(rows["anna"]["ppo"]) == float(rows["boris"]["ppo"]) == float(alone["ppo"])
     assert float(rows["zoe"]["ppo"]) == float(alone["ppo"])  # its own code is right; the sabotage just did nothing
+
+
+def test_names_are_data_in_the_csv_the_feedback_files_and_the_summary(tmp_path):
+    folder = tmp_path / "class"
+    stub = ROOT / "homework" / HW / "ppo.py"
+    names = ["alice", "=HYPERLINK(\"http://x\")", "\x1b[2Jbob", "a;b|c", "-1+1"]
+    for name in names:
+        (folder / name.replace("/", "_")).mkdir(parents=True)
+        shutil.copy(stub, folder / name.replace("/", "_") / "ppo.py")
+    shutil.copy(ROOT / "notebooks" / f"{HW}.ipynb", folder / "alice.ipynb")
+    os.mkdir(folder / os.fsdecode(b"caf\xe9"))  # not UTF-8
+    shutil.copy(stub, folder / os.fsdecode(b"caf\xe9") / "ppo.py")
+    out, csv_path = tmp_path / "out", tmp_path / "scores.csv"
+    proc = run_check(HW, "ppo", "--batch", str(folder), "--csv", str(csv_path), "--feedback", str(out), "--jobs", "2")
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    assert "\x1b" not in proc.stdout + proc.stderr
+    files = sorted(p.name for p in out.iterdir())
+    assert len([f for f in files if f.endswith(".txt")]) == 7, files  # alice/ and alice.ipynb: two files
+    assert all(re.fullmatch(r"[\w.+-]+\.(txt|json)", f) and not f.startswith(".") for f in files), files
+    with open(csv_path, encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 7
+    for row in rows:
+        for cell in row.values():
+            assert "\x1b" not in cell and not cell.startswith(("=", "+", "-", "@")), row
+    for path in out.iterdir():
+        assert "\x1b" not in path.read_text(encoding="utf-8")
