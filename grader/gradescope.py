@@ -39,6 +39,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -48,7 +49,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import export, homeworks
+from grader import escape, export, homeworks
 from grader.homeworks import ROOT, Homework, UsageError, tomllib
 
 # grader.release and grader.build are instructor tools that the zip leaves out: only building the zip imports
@@ -340,16 +341,39 @@ class Found:
     remarks: list[str] = field(default_factory=list)  # what was taken and what was left out (Russian)
 
 
+FILE_LIMIT = 4 << 20  # bytes of one file taken from an upload (a module, a notebook)
+
+
 def _files(folder: Path) -> list[Path]:
-    out = []
-    if not folder.is_dir():
+    """The upload's regular files, never through a link: a link (to a file, or to a folder elsewhere on the
+    autograder's machine) is not part of what the student uploaded."""
+    out: list[Path] = []
+    if folder.is_symlink() or not folder.is_dir():
         return out
-    for path in sorted(folder.rglob("*")):
-        rel = path.relative_to(folder).parts
-        if path.is_file() and not path.name.startswith(".") and \
-                not any(d in _SKIPPED_DIRS or d.startswith(".") for d in rel[:-1]):
-            out.append(path)
-    return out
+    for top, dirs, names in os.walk(folder, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not d.startswith(".")
+                         and not os.path.islink(os.path.join(top, d)))
+        for name in sorted(names):
+            path = Path(top) / name
+            if not name.startswith(".") and stat.S_ISREG(os.lstat(path).st_mode):
+                out.append(path)
+    return sorted(out)
+
+
+def _read(path: Path) -> bytes:
+    """A file of the upload, opened without following a link, at most FILE_LIMIT bytes (else an error)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise OSError(f"{path.name}: не обычный файл")
+        data = f.read(FILE_LIMIT + 1)
+    if len(data) > FILE_LIMIT:
+        raise OSError(f"{path.name}: файл больше {FILE_LIMIT >> 20} МБ")
+    return data
+
+
+def _copy(path: Path, target: Path) -> None:
+    target.write_bytes(_read(path))
 
 
 def _preference(hw: Homework, folder: Path):
@@ -371,7 +395,7 @@ def find_submission(hw: Homework, folder: Path, graded: list[str]) -> Found:
     """The modules or the notebook to grade in ``folder`` (Gradescope's ``submission/``)."""
     files = _files(folder)
     key = _preference(hw, folder)
-    rel = lambda p: p.relative_to(folder).as_posix()  # noqa: E731
+    rel = lambda p: escape.name(p.relative_to(folder).as_posix())  # noqa: E731
     part_modules = [p.module for p in hw.parts]
     provided = {p.stem for p in hw.homework_dir.glob("*.py")} - set(part_modules)
     modules: dict[str, Path] = {}
@@ -384,7 +408,7 @@ def find_submission(hw: Homework, folder: Path, graded: list[str]) -> Found:
                 remarks.append(f"{module}.py есть в отправке несколько раз; проверен {rel(candidates[0])}, "
                                f"не проверялись: {', '.join(rel(p) for p in candidates[1:])}")
     done = [m for m, p in modules.items()
-            if not _same_text(p.read_bytes(), (hw.homework_dir / f"{m}.py").read_bytes())]
+            if not _same_text(_read(p), (hw.homework_dir / f"{m}.py").read_bytes())]
     notebooks = sorted((p for p in files if p.suffix == ".ipynb"),
                        key=lambda p: (p.name != f"{hw.name}.ipynb", key(p)))
     if notebooks and not done:
@@ -411,7 +435,7 @@ def _module_remarks(hw: Homework, folder: Path, modules: dict[str, Path], graded
                     notebooks: list[Path]) -> list[str]:
     """What the instructor's log says about the modules taken from a submission."""
     def rel(p):
-        return p.relative_to(folder).as_posix()
+        return escape.name(p.relative_to(folder).as_posix())
 
     graded_modules = [hw.part(pid).module for pid in graded]
     by_folder: dict[str, list[str]] = {}
@@ -437,18 +461,18 @@ def _stage(hw: Homework, found: Found, scratch: Path) -> tuple[list[str], dict[s
     if found.kind == "notebook":
         target = scratch / "notebook" / found.notebook.name
         target.parent.mkdir()
-        shutil.copyfile(found.notebook, target)
-        return ["--notebook", str(target)], {str(target): found.notebook.name}
+        _copy(found.notebook, target)
+        return ["--notebook", str(target)], {str(target): escape.name(found.notebook.name)}
     folder = scratch / "submission"
     folder.mkdir()
     for path in found.helpers:
-        shutil.copyfile(path, folder / path.name)
+        _copy(path, folder / path.name)
     part_modules = {p.module for p in hw.parts}
     for path in hw.homework_dir.iterdir():  # the provided modules are the kit's, whatever was uploaded
         if path.is_file() and path.suffix == ".py" and path.stem not in part_modules:
             shutil.copyfile(path, folder / path.name)
     for module, path in found.modules.items():
-        shutil.copyfile(path, folder / f"{module}.py")
+        _copy(path, folder / f"{module}.py")
     return ["--dir", str(folder)], {str(folder) + os.sep: "", str(folder): "отправке"}
 
 
@@ -485,7 +509,10 @@ def grade(root: Path, config: dict) -> dict:
     started = time.perf_counter()
     hw = homeworks.load(config["homework"])
     graded = config.get("parts") or [p.id for p in hw.parts]
-    found = find_submission(hw, root / "submission", graded)
+    try:
+        found = find_submission(hw, root / "submission", graded)
+    except OSError as exc:  # a file of the upload that cannot be taken (too large, not a regular file)
+        found = Found("none", remarks=[f"Отправку не удалось прочитать: {escape.name(str(exc))}"])
     print(f"{hw.name}, parts {' '.join(graded)}; the kit in {ROOT} (commit {config.get('kit', {}).get('commit')})")
     print("\n".join(found.remarks), flush=True)
     if found.kind == "none":
@@ -493,19 +520,25 @@ def grade(root: Path, config: dict) -> dict:
     else:
         with tempfile.TemporaryDirectory(prefix="gradescope-") as tmp:
             scratch = Path(tmp)
-            options, paths = _stage(hw, found, scratch)
-            results = scratch / "results.json"
-            command = [sys.executable, str(ROOT / "homework" / "check.py"), hw.name, *(config.get("parts") or []),
-                       *options, "--json", str(results)]
-            env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONIOENCODING="utf-8")
-            proc = subprocess.run(command, cwd=str(ROOT), capture_output=True, text=True, encoding="utf-8",
-                                  errors="replace", env=env)
-            print(proc.stdout, proc.stderr, sep="\n", flush=True)  # the instructor's log (results/stdout)
-            if results.is_file():
-                data = _replace(json.loads(results.read_text(encoding="utf-8")), paths)
+            try:
+                options, paths = _stage(hw, found, scratch)
+            except OSError as exc:  # a file of the upload that cannot be taken (too large, not a regular file)
+                said = f"отправку не удалось прочитать: {escape.name(str(exc))}"
+                found.remarks.append(said)
+                data = _not_graded(hw, graded, said)
             else:
-                said = _replace((proc.stderr or proc.stdout).strip(), paths)
-                data = _not_graded(hw, graded, f"проверка не выдала результатов (код {proc.returncode}):\n{said}")
+                results = scratch / "results.json"
+                command = [sys.executable, str(ROOT / "homework" / "check.py"), hw.name, *(config.get("parts") or []),
+                           *options, "--json", str(results)]
+                env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONIOENCODING="utf-8")
+                proc = subprocess.run(command, cwd=str(ROOT), capture_output=True, text=True, encoding="utf-8",
+                                      errors="replace", env=env)
+                print(proc.stdout, proc.stderr, sep="\n", flush=True)  # the instructor's log (results/stdout)
+                if results.is_file():
+                    data = _replace(json.loads(results.read_text(encoding="utf-8")), paths)
+                else:
+                    said = _replace((proc.stderr or proc.stdout).strip(), paths)
+                    data = _not_graded(hw, graded, f"проверка не выдала результатов (код {proc.returncode}):\n{said}")
     export.set_visibility(data, [tuple(rule) for rule in config.get("visibility", [])],
                           config.get("default_visibility", "visible"))
     data["output"] = export.summary(data, preface=found.remarks)

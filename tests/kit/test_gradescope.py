@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import homeworks
+from grader import gradescope, homeworks
 from grader.gradescope import kit_files, requirements
 from grader.homeworks import ROOT
 from grader.stubs import BEGIN
@@ -271,3 +271,20 @@ def test_wrong_options_write_nothing(tmp_path, args, says):
     proc = _run(sys.executable, "-m", "grader.gradescope", out, *args)
     assert proc.returncode == 1 and says in proc.stderr, proc.stdout + proc.stderr
     assert not out.exists()
+
+
+def test_staging_follows_no_link_and_takes_no_huge_file(tmp_path):
+    hw = homeworks.load(HW)
+    upload = tmp_path / "submission"
+    (upload / "homework" / HW).mkdir(parents=True)
+    secret = tmp_path / "outside" / "ppo.py"  # a file of the autograder's machine, outside the upload
+    secret.parent.mkdir()
+    secret.write_text((ROOT / "solutions" / HW / "ppo.py").read_text(encoding="utf-8"), encoding="utf-8")
+    os.symlink(secret, upload / "homework" / HW / "ppo.py")  # a link in place of a module
+    os.symlink(secret.parent, upload / "more")  # a link to a folder
+    (upload / "dp.py").write_text("x = 1\n", encoding="utf-8")
+    found = gradescope.find_submission(hw, upload, ["ppo", "dp"])
+    assert found.kind == "modules" and set(found.modules) == {"dp"}, (found.kind, found.modules)
+    (upload / "dp.py").write_bytes(b"#" * (gradescope.FILE_LIMIT + 1))
+    with pytest.raises(OSError):
+        gradescope.find_submission(hw, upload, ["dp"])
