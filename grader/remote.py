@@ -610,19 +610,29 @@ def _apply(sync, args: tuple, kwargs: dict, function: str) -> None:
             _merge(slots[key], value)
 
 
+# The journal is a closed protocol: the environment API's own calls, on the environment or its spaces, nothing else
+# (no attribute paths into its data, no other method: a journal that names one is refused whole)
+_SPACE_METHODS = frozenset({"sample", "seed", "contains"})
+JOURNAL_CALLS = frozenset({((), "reset"), ((), "step")}
+                          | {((space,), m) for space in ("action_space", "observation_space") for m in _SPACE_METHODS})
+REPLAY_LIMIT = 30.0  # s for replaying one journal in this process
+
+
 def _replay(root, journal: wire.Journal) -> None:
     """Make on ``root`` (an environment of the test) the method calls the student's code made on its copy."""
     try:
         entries = list(journal.entries())
     except wire.WireError as exc:
         raise WorkerCrashed(f"журнал вызовов среды не читается: {exc}") from None
-    for path, name, args, kwargs in entries:
-        target = root
-        for step in path:
-            target = getattr(target, _public(step))
-        method = getattr(type(target), _public(name), None)
-        if not callable(method):
-            raise WorkerCrashed(f"в журнале вызовов среды — не метод: {name}")
+    refused = next(((p, n) for p, n, _, _ in entries if (tuple(p), n) not in JOURNAL_CALLS), None)
+    if refused is not None:
+        raise WorkerCrashed("в журнале вызовов среды — вызов не из API среды: "
+                            + printable(".".join([*map(str, refused[0]), str(refused[1])]))[:80])
+    deadline = time.monotonic() + REPLAY_LIMIT
+    for i, (path, name, args, kwargs) in enumerate(entries):
+        if i % 1024 == 0 and time.monotonic() > deadline:
+            raise WorkerCrashed(f"журнал вызовов среды не повторить за {REPLAY_LIMIT:g} с")
+        target = getattr(root, path[0]) if path else root
         getattr(target, name)(*args, **{_public(k): v for k, v in kwargs.items()})
 
 

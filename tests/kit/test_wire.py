@@ -162,3 +162,27 @@ def test_an_untracked_call_sends_back_no_journal_and_the_same_answer():
         assert fresh_env.s == envs.CliffWalking.start_state and fresh_env.elapsed_steps == 0  # nothing came back
     finally:
         session.close()
+
+
+@pytest.mark.parametrize("entry", [
+    [["episodes"], "append", [[[0, 0, 0.0, 0, True, False]]], {}],  # fabricated "recorded" episodes
+    [["env", "next"], "tofile", ["/tmp/x"], {}],  # a method of an attribute's attribute: writes a file
+    [[], "__init__", [None], {}],
+    [[], "_s", [], {}],
+])
+def test_an_environment_journal_holds_only_the_environment_api(entry):
+    import sys
+
+    from grader.homeworks import ROOT
+    from grader.remote import WorkerCrashed, _replay
+
+    sys.path.insert(0, str(ROOT / "tests" / "s6-hw00-rl-foundations"))
+    from control_envs import Fork, Recorder
+
+    env = Recorder(Fork())
+    ok = [[[], "reset", [], {"seed": 0}], [["action_space"], "sample", [], {}], [[], "step", [0], {}]]
+    _replay(env, wire.Journal.parse(json.dumps(ok)))
+    assert len(env.episodes) == 1 and len(env.episodes[0]) == 1
+    with pytest.raises(WorkerCrashed, match="не из API среды"):
+        _replay(env, wire.Journal.parse(json.dumps(ok + [entry])))
+    assert len(env.episodes) == 1 and len(env.episodes[0]) == 1, "a refused journal is not replayed in part"
