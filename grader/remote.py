@@ -42,7 +42,10 @@ from grader.loading import MissingFunction, ModuleLoadError
 GRACE = 2.0  # s after a call's time limit before the worker is killed if its own watchdog did not end it
 START_LIMIT = 30.0  # s for a worker to start (Python, NumPy, the file system view)
 _IGNORED = {"__pycache__", ".ipynb_checkpoints", ".git", ".pytest_cache"}
-_BOOT = "import sys; sys.path.insert(0, {root!r}); from grader.worker import main; main()"
+# the working folder (the submission's scratch folder for a worker of its own) never on the import path: its
+# numpy.py would run before the worker confines itself
+_BOOT = ("import sys; sys.path[:] = [{root!r}] + [p for p in sys.path if p not in ('', '.')]; "
+         "from grader.worker import main; main()")
 
 
 # ---- what a failed call raises here -------------------------------------------------------------------

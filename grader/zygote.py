@@ -28,7 +28,10 @@ from grader import confine
 from grader.homeworks import ROOT, Homework
 
 START_LIMIT = 30.0  # s for the zygote to start, or to answer a request
-_BOOT = "import sys; sys.path.insert(0, {root!r}); from grader.worker import zygote; zygote()"
+# the working folder (the submission's scratch folder for a worker of its own) never on the import path: its
+# numpy.py would run before the worker confines itself
+_BOOT = ("import sys; sys.path[:] = [{root!r}] + [p for p in sys.path if p not in ('', '.')]; "
+         "from grader.worker import zygote; zygote()")
 
 
 class ZygoteGone(Exception):

@@ -7,6 +7,7 @@ they are not, those tests skip with the reason, and the fallback is tested inste
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import textwrap
 import threading
@@ -197,3 +198,17 @@ def test_resource_limits_apply_without_namespaces(tmp_path):
         session.close()
     finally:
         del os.environ["HWKIT_CONFINE"]
+
+
+@pytest.mark.parametrize("zygote", ["off", "on"])
+def test_a_module_named_like_a_library_in_the_submission_never_runs_before_confinement(tmp_path, zygote):
+    folder = tmp_path / "student"
+    folder.mkdir()
+    shutil.copy(ROOT / "homework" / HW / "ppo.py", folder / "ppo.py")
+    mark = tmp_path / "mark"
+    for name in ("numpy", "sitecustomize", "pickle", "socket"):
+        (folder / f"{name}.py").write_text(f"open({str(mark)!r}, 'a').write('{name}\\n')\nraise ImportError\n",
+                                           encoding="utf-8")
+    proc = run_check(HW, "ppo::test_td_errors_courier", "--dir", str(folder), env_extra={"HWKIT_ZYGOTE": zygote})
+    assert proc.returncode == 1 and "не реализовано" in proc.stdout, proc.stdout + proc.stderr
+    assert not mark.exists(), f"ran before the worker confined itself: {mark.read_text()}"
