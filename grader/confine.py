@@ -227,6 +227,57 @@ def _user_processes() -> int:
     return n
 
 
+# ---- no processes of its own: a seccomp filter ---------------------------------------------------------------
+
+# the syscalls that make a process or a namespace: x86_64 and aarch64 numbers; clone3 is answered ENOSYS (glibc
+# then makes its threads with clone, whose flags a filter can read), a clone without CLONE_THREAD EPERM
+_SYSCALLS = {"x86_64": (0xC000003E, {"clone": 56, "fork": 57, "vfork": 58, "clone3": 435, "unshare": 272,
+                                     "setns": 308}),
+             "aarch64": (0xC00000B7, {"clone": 220, "clone3": 435, "unshare": 97, "setns": 268})}
+_CLONE_THREAD, _EPERM, _ENOSYS = 0x10000, 1, 38
+_RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
+
+
+def _filter(arch: int, numbers: dict[str, int]) -> list[tuple[int, int, int, int]]:
+    """The BPF program: (code, jump if true, jump if false, k) each."""
+    ld, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JSET|K, BPF_RET|K
+    denied = [n for name, n in numbers.items() if name not in ("clone", "clone3")]
+    prog = [(ld, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, _RET_ERRNO | _EPERM),  # another ABI (int 0x80): no
+            (ld, 0, 0, 0),
+            (jeq, 0, 1, numbers["clone3"]), (ret, 0, 0, _RET_ERRNO | _ENOSYS)]
+    for n in denied:
+        prog += [(jeq, 0, 1, n), (ret, 0, 0, _RET_ERRNO | _EPERM)]
+    prog += [(jeq, 0, 3, numbers["clone"]), (ld, 0, 0, 16),  # clone's flags: args[0], its low 32 bits
+             (jset, 1, 0, _CLONE_THREAD), (ret, 0, 0, _RET_ERRNO | _EPERM),
+             (ret, 0, 0, _RET_ALLOW)]
+    return prog
+
+
+def no_new_processes() -> bool:
+    """From now on this process can start threads but no process and no namespace (fork, clone without
+    CLONE_THREAD, unshare, setns fail with EPERM): a submission cannot fill the process table, nor nest user
+    namespaces. False where no filter can be had (not Linux, another architecture)."""
+    import ctypes
+    import platform
+
+    if not sys.platform.startswith("linux") or platform.machine() not in _SYSCALLS:
+        return False
+    arch, numbers = _SYSCALLS[platform.machine()]
+    prog = _filter(arch, numbers)
+
+    class Instruction(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint)]
+
+    class Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Instruction))]
+
+    instructions = (Instruction * len(prog))(*[Instruction(*i) for i in prog])
+    program = Program(len(prog), instructions)
+    libc = _libc()
+    libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS: required for an unprivileged filter
+    return libc.prctl(22, 2, ctypes.byref(program), 0, 0) == 0  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+
+
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
 _SYSTEM = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"]
 _ETC = ["ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "passwd", "group", "nsswitch.conf"]
@@ -264,7 +315,7 @@ def _private_root(config: dict) -> None:
             continue
         _bind(path, root)
         done.append(path)
-    _bind(config["scratch"], root, writable=True)
+    _bind(config["scratch"], root)  # read-only: what a submission writes goes to its private /tmp (RAM, limited)
     _mount(None, root, None, _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV, "size=4m,mode=755")
     _pivot(root)
 

@@ -311,6 +311,10 @@ def main() -> None:
 
 def _serve(config: dict, hang_file, proto_in, proto_out, level: str) -> None:
     """Answer requests until the grading process says bye or closes the pipe; then end the process."""
+    from grader import confine
+
+    if confine.no_new_processes():  # before any of the submission's code runs: threads only, no process
+        level += "; без новых процессов"
     sys.path[:0] = [config["scratch"], *config["import_path"]]
     os.chdir(config["scratch"])
     worker = Worker(config, hang_file)

@@ -7,8 +7,10 @@ they are not, those tests skip with the reason, and the fallback is tested inste
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import socket
+import sys
 import textwrap
 import threading
 from pathlib import Path
@@ -46,6 +48,12 @@ PROBE = textwrap.dedent('''
             "tmp": sorted(os.listdir("/tmp")),
             "cwd_files": sorted(os.listdir(".")),
             "environment": sorted(os.environ),
+            "fork": attempt(lambda: os.waitpid(os.fork() or os._exit(0), 0)),
+            "subprocess": attempt(lambda: __import__("subprocess").run(["/bin/true"]).returncode),
+            "thread": attempt(lambda: [t.start() or t.join() for t in [__import__("threading").Thread()]]),
+            "nested_user_namespace": attempt(lambda: 1 / (libc.unshare(0x10000000) + 1)),
+            "write_cwd": attempt(lambda: open("written.bin", "wb").write(b"x")),
+            "fill_tmp": attempt(lambda: [open(f"/tmp/fill{i}", "wb").write(bytes(40 << 20)) for i in range(3)]),
         }
 
 
@@ -212,3 +220,20 @@ def test_a_module_named_like_a_library_in_the_submission_never_runs_before_confi
     proc = run_check(HW, "ppo::test_td_errors_courier", "--dir", str(folder), env_extra={"HWKIT_ZYGOTE": zygote})
     assert proc.returncode == 1 and "не реализовано" in proc.stdout, proc.stdout + proc.stderr
     assert not mark.exists(), f"ran before the worker confined itself: {mark.read_text()}"
+
+
+def test_worker_makes_threads_but_no_process_and_no_namespace(probed):
+    _, seen, _ = probed
+    if not sys.platform.startswith("linux") or platform.machine() not in ("x86_64", "aarch64"):
+        pytest.skip("a seccomp filter is available on Linux x86_64 and aarch64 only")
+    assert seen["thread"].startswith("ok"), seen["thread"]
+    for what in ("fork", "subprocess", "nested_user_namespace"):
+        assert seen[what].startswith("refused"), (what, seen[what])
+
+
+@namespaces
+def test_what_a_worker_writes_goes_to_a_small_private_tmp_never_to_the_host_disk(probed):
+    _, seen, session = probed
+    assert seen["write_cwd"].startswith("refused"), seen["write_cwd"]  # its scratch folder is read-only
+    assert seen["fill_tmp"].startswith("refused"), seen["fill_tmp"]  # 120 MB > the private /tmp's 64 MB
+    assert not list(session.tmp.rglob("written.bin"))
