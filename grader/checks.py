@@ -21,15 +21,18 @@ class CheckFailure(AssertionError):
     function: str | None = None
 
 
-def graded(title: str, *, subject: str | tuple[str, ...], weight: float = 1.0, bonus: bool = False):
+def graded(title: str, *, subject: str | tuple[str, ...], weight: float = 1.0, bonus: bool = False,
+           guard: bool = False):
     """Mark a test as a graded check of ``subject``: the function whose answer it compares (the one the feedback
     puts a failure under, whatever else the check calls to build its expected answer or a hint), or the functions
     of a check that compares several (then :func:`about` says which one failed, else the first is meant).
-    ``title`` and ``subject`` may use the test's parameters: ``"курьер, λ = {lam}"``, ``"{method}"``."""
+    ``title`` and ``subject`` may use the test's parameters: ``"курьер, λ = {lam}"``, ``"{method}"``.
+    ``guard``: a check that code doing nothing could pass (a ValueError on bad input, the same answer for the same
+    seed); it counts only when a check of the same function's behaviour passes too (grader.runner)."""
     import pytest  # here, not at the top: a worker imports this module for the test environments, never pytest
 
     subjects = (subject,) if isinstance(subject, str) else tuple(subject)
-    return pytest.mark.check(title, subject=subjects, weight=weight, bonus=bonus)
+    return pytest.mark.check(title, subject=subjects, weight=weight, bonus=bonus, guard=guard)
 
 
 class about:

@@ -90,8 +90,9 @@ def _emit(config, record: dict) -> None:
 
 def _meta(item) -> dict:
     title, weight, bonus, subjects = _title(item)
+    marker = item.get_closest_marker("check")
     return {"nodeid": item.nodeid, "name": item.name, "title": title, "weight": weight, "bonus": bonus,
-            "subjects": list(subjects)}
+            "subjects": list(subjects), "guard": bool(marker and marker.kwargs.get("guard", False))}
 
 
 def _file(item) -> str:

@@ -22,6 +22,7 @@ class CheckResult:
     functions: list[str] = field(default_factory=list)  # the student's functions the check called, first call first
     subject: str = ""  # the function this result is about (of ``subjects``: the one whose answer failed)
     subjects: list[str] = field(default_factory=list)  # the functions the check compares, as it declares them
+    guard: bool = False  # code doing nothing could pass it: it counts only with a passed check of behaviour
 
     @property
     def passed(self) -> bool:

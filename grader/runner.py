@@ -41,8 +41,9 @@ _FIELDS = ("nodeid", "name", "title", "outcome", "kind", "message", "traceback",
 SILENCE_LIMIT = 120.0  # s without any event from the pytest process (beyond the per-check limit): it is stuck
 
 
-def check_results(records: list[dict]) -> list[CheckResult]:
-    """The verdicts, one per collected check, in collection order; a check without one has failed."""
+def check_results(records: list[dict], guard: bool = True) -> list[CheckResult]:
+    """The verdicts, one per collected check, in collection order; a check without one has failed. ``guard``:
+    a passed guard check whose functions' behaviour checks all failed fails too (:func:`guarded`)."""
     collected = next((r for r in records if r.get("event") == "collected"), None)
     verdicts: dict[str, dict] = {}
     for rec in records:
@@ -68,8 +69,26 @@ def check_results(records: list[dict]) -> list[CheckResult]:
                                   "title": meta["title"], "weight": meta["weight"], "bonus": meta["bonus"],
                                   "outcome": "passed" if rec.get("outcome") == "passed" else "failed",
                                   "functions": list(rec.get("functions") or []), "subject": subject,
-                                  "subjects": subjects}))
-    return out
+                                  "subjects": subjects, "guard": bool(meta.get("guard"))}))
+    return guarded(out) if guard else out
+
+
+def guarded(checks: list[CheckResult]) -> list[CheckResult]:
+    """A passed guard check (one that code doing nothing could pass) fails when none of the checks of its functions'
+    behaviour that ran passed: raising ValueError on everything, or one constant answer, earns nothing."""
+    behaviour: dict[str, list[bool]] = {}
+    for c in checks:
+        if not c.guard:
+            for f in c.subjects:
+                behaviour.setdefault(f, []).append(c.passed)
+    for c in checks:
+        ran = [ok for f in c.subjects for ok in behaviour.get(f, [])]
+        if c.guard and c.passed and ran and not any(ran):
+            c.outcome, c.kind = "failed", "check"
+            c.message = (f"Проверка засчитывается вместе с проверками того, что {', '.join(c.subjects)} считает "
+                         "верно, а ни одна из них не пройдена.\nПодсказка: сначала добейтесь верного ответа на "
+                         "обычных входах — тогда засчитается и эта проверка.")
+    return checks
 
 
 def notes(records: list[dict]) -> list[str]:

@@ -5,13 +5,16 @@ implementations, so this process runs the part's graded checks as one pytest ses
 after another, with one zygote for all of them. Each implementation's code still runs in confined workers, with
 the part's time limits, exactly as ``check.py HW PART`` grades it.
 
-A mutant is graded on the checks it can reach: a check whose calls (as the reference's grading records them)
-reach no function the mutant changes runs the reference's code on the check's own inputs and so gives the
-reference's verdict, which is taken over unchanged. A function the mutant changes is one it defines, and every
-function of the module that names one of those, directly or through others (``reach``); a check that recorded no
-call (it reads a run a module fixture made in an earlier check) always runs, and so does every check of a mutant
-that does more at its top level than define functions. The kit's tests grade a few mutants whole as well and
-compare (``"whole": true``): the reached checks must give exactly the whole grading's verdicts and messages.
+A mutant is graded on the checks whose verdict it can change, and only as far as its feedback's first block needs:
+- A check whose calls (as the reference's grading records them) reach no function the mutant changes runs the
+  reference's code on the check's own inputs, so it keeps the reference's verdict. Changed: what the mutant
+  defines or assigns, and every function naming one of those (``reach``); a check that recorded no call (it reads
+  a run a module fixture made earlier) always runs, and so does every check of a mutant with other top-level code.
+- The feedback opens with the failed subject first in the module's order (callees first): the checks about later
+  functions run only when none up to the first changed one failed (``plan``), or when a guard check's count
+  (grader.runner.guarded, applied to the whole part here) still depends on them.
+The kit's tests grade a few mutants on every check as well and compare (``"whole": true``): every verdict and
+message kept or computed, and the first block of the feedback, must be the same.
 
 Usage: ``python catalogue_run.py JOB.json OUT.json``; JOB holds the homework, the part, the reference's folder and
 the mutants (``{"path", "folder", "whole"}``); OUT gets each implementation's check records (grader.results).
@@ -34,7 +37,8 @@ sys.path.insert(0, str(ROOT))
 import pytest  # noqa: E402
 
 from grader import homeworks, report, zygote  # noqa: E402
-from grader.runner import PYTEST_FLAGS, Reader, check_results  # noqa: E402
+from grader.results import CheckResult  # noqa: E402
+from grader.runner import PYTEST_FLAGS, Reader, check_results, guarded  # noqa: E402
 
 
 def grade(hw, part, folder: str, select: list[str] | None = None) -> list[dict]:
@@ -52,7 +56,7 @@ def grade(hw, part, folder: str, select: list[str] | None = None) -> list[dict]:
             finally:
                 os.chdir(ROOT)
         records = Reader(events).read()
-    return [dataclasses.asdict(c) for c in check_results(records)]
+    return [dataclasses.asdict(c) for c in check_results(records, guard=False)]  # guards: on the whole part
 
 
 def _loads(node: ast.AST) -> set[str]:
@@ -112,14 +116,30 @@ def plan(reference: list[dict], changed: set[str] | None, order: list[str]) -> t
 def grade_mutant(hw, part, folder: str, reference: list[dict], staged, rank: dict[str, int]) -> list[dict]:
     """The mutant's check records: those run, and the reference's for the checks that cannot fail."""
     if staged is None:
-        return grade(hw, part, folder)
+        return _guarded(grade(hw, part, folder))
     early, late, begin = staged
     run = {c["name"]: c for c in grade(hw, part, folder, early)} if early else {}
     failed = [rank.get(c["subject"], -1) for c in run.values() if c["outcome"] != "passed"]
-    if late and not (failed and min(failed) <= begin):
+    if late and not (failed and min(failed) <= begin and _guards_settled(reference, run, set(late))):
         run.update({c["name"]: c for c in grade(hw, part, folder, late)})
     skipped = set(early + late) - set(run)  # could fail, but come after the first failed function: not run
-    return [run.get(c["name"], c) for c in reference if c["name"] not in skipped]
+    return _guarded([run.get(c["name"], c) for c in reference if c["name"] not in skipped])
+
+
+def _guards_settled(reference: list[dict], run: dict[str, dict], late: set[str]) -> bool:
+    """Whether every guard check's count is known without the late checks: a behaviour check of its functions
+    already passed (run now, or one that cannot fail), or none of them is late."""
+    known = [run.get(c["name"], c) for c in reference if c["name"] not in late]
+    for g in (c for c in known if c["guard"]):
+        partners = [c for c in reference if not c["guard"] and set(c["subjects"]) & set(g["subjects"])]
+        passed = any(run.get(c["name"], c)["outcome"] == "passed" for c in partners if c["name"] not in late)
+        if not passed and any(c["name"] in late for c in partners):
+            return False
+    return True
+
+
+def _guarded(records: list[dict]) -> list[dict]:
+    return [dataclasses.asdict(c) for c in guarded([CheckResult(**r) for r in records])]
 
 
 def main(job_file: str, out_file: str) -> None:
@@ -131,12 +151,12 @@ def main(job_file: str, out_file: str) -> None:
     rank = {f: i for i, f in enumerate(order)}
     out = {}
     with zygote.kept():
-        reference = grade(hw, part, str(hw.solutions_dir))
+        reference = _guarded(grade(hw, part, str(hw.solutions_dir)))
         for mutant in job["mutants"]:
             staged = plan(reference, reach(solution, Path(mutant["path"]).read_text(encoding="utf-8")), order)
             out[mutant["path"]] = {"checks": grade_mutant(hw, part, mutant["folder"], reference, staged, rank)}
             if mutant.get("whole") and staged is not None:
-                out[mutant["path"]]["whole"] = grade(hw, part, mutant["folder"])
+                out[mutant["path"]]["whole"] = _guarded(grade(hw, part, mutant["folder"]))
     Path(out_file).write_text(json.dumps(out), encoding="utf-8")
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import confine
+from grader import confine, homeworks
 from grader.homeworks import ROOT
 from kit import HW, run_check
 
@@ -450,3 +450,44 @@ def test_a_conftest_beside_the_modules_or_the_notebook_is_never_loaded(graded, c
     folder = Path(proc.args[proc.args.index("--dir" if case == "beside" else "--notebook") + 1])
     student = folder if folder.is_dir() else folder.parent
     assert not (student.parent / "mark").exists(), "the conftest.py ran"
+
+
+def _doing_nothing(folder: Path, how: str) -> None:
+    """Every part's module with each function replaced: raising ValueError on every input, or, for control, one
+    constant answer after env.reset()."""
+    import ast
+
+    folder.mkdir(parents=True)
+    hw = homeworks.load(HW)
+    for module in hw.modules:
+        source = (hw.homework_dir / f"{module}.py").read_text(encoding="utf-8")
+        names = [n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name[0] != "_"]
+        if how == "raise":
+            extra = "".join(f"\n\ndef {n}(*args, **kwargs):\n    raise ValueError('неверный вход')\n" for n in names)
+        elif module == "control":
+            extra = textwrap.dedent("""
+
+                def epsilon_greedy(q_values, epsilon, rng):
+                    return 0
+
+
+                def q_learning(env, n_episodes, alpha=0.5, gamma=1.0, epsilon=0.1, seed=0):
+                    env.reset(seed=seed)
+                    return np.zeros((env.observation_space.n, env.action_space.n)), np.full(n_episodes, -13.0)
+
+
+                sarsa = q_learning
+                """)
+        else:
+            extra = ""
+        (folder / f"{module}.py").write_text(source + extra, encoding="utf-8")
+
+
+@pytest.mark.parametrize("how", ["raise", "constant"])
+def test_code_that_does_nothing_earns_nothing(tmp_path, how):
+    _doing_nothing(tmp_path / "student", how)
+    out = tmp_path / "results.json"
+    proc = run_check(HW, "--dir", str(tmp_path / "student"), "--json", str(out))
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["score"] == 0, [t["extra_data"]["check"] for t in data["tests"] if t["status"] == "passed"]
+    assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr

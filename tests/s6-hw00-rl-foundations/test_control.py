@@ -266,7 +266,7 @@ def test_epsilon_greedy_frequencies(control):
 
 
 @graded("ε-жадный выбор использует переданный генератор rng: одинаковый seed — одинаковые действия",
-        subject="epsilon_greedy")
+        subject="epsilon_greedy", guard=True)
 def test_epsilon_greedy_uses_rng(control):
     q = np.zeros(4)
     first = [int(a) for a in call_many(control.epsilon_greedy, 100, q, 0.5, np.random.default_rng(3))]

@@ -209,7 +209,8 @@ def test_gridworld_4x4_gamma_one(dp, envs):
                           [0, -1, -2, -3, -1, -2, -3, -2, -2, -3, -2, -1, -3, -2, -1, 0]})
 
 
-@graded("Сетка 4×4, γ = 1: solve_bellman даёт верные ценности или понятную ошибку ValueError", subject="solve_bellman")
+@graded("Сетка 4×4, γ = 1: solve_bellman даёт верные ценности или понятную ошибку ValueError", subject="solve_bellman",
+        guard=True)
 def test_solve_bellman_gamma_one(dp, envs):
     P, R = env_mdp(envs, "gridworld_4x4")
     expected = [0, -14, -20, -22, -14, -18, -20, -20, -20, -20, -18, -14, -22, -20, -14, 0]
@@ -514,7 +515,8 @@ def _five_calls(dp, P, R, pi, V):
 
 
 @graded("Плохой вход: строки P или policy — не распределения (сумма ≠ 1 или вероятность < 0) → ValueError",
-        subject=("solve_bellman", "policy_evaluation", "q_from_v", "value_iteration", "policy_iteration"))
+        subject=("solve_bellman", "policy_evaluation", "q_from_v", "value_iteration", "policy_iteration"),
+        guard=True)
 def test_bad_rows(dp):
     P, R, pi, V, P_bad = _bad_inputs()
     for name, call in _five_calls(dp, P_bad, R, pi, V).items():
@@ -546,7 +548,8 @@ def test_bad_rows(dp):
 
 
 @graded("Плохой вход: несогласованные формы P, R, policy, V → ValueError",
-        subject=("solve_bellman", "policy_evaluation", "q_from_v", "value_iteration", "policy_iteration"))
+        subject=("solve_bellman", "policy_evaluation", "q_from_v", "value_iteration", "policy_iteration"),
+        guard=True)
 def test_bad_shapes(dp):
     P, R, pi, V, _ = _bad_inputs()
     R_wide = np.zeros((4, 3))
