@@ -6,6 +6,7 @@ screen and draws a fake scoreboard) is written as a visible escape, ``\\x1b``.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 
 # C0 and C1 control characters, DEL, and the Unicode line and paragraph separators and bidirectional overrides
@@ -41,12 +42,22 @@ _UNSAFE = re.compile(r"[^\w.+-]", re.UNICODE)
 
 def file_stem(raw: str, taken: set[str]) -> str:
     """A file name stem made from a submission's name: letters, digits and ``_.+-`` only, no leading dot or dash,
-    at most 80 characters, unique among ``taken`` (which it joins: ``alice/`` and ``alice.ipynb`` get ``alice`` and
+    at most 80 characters (with a digest of the name when it had to change), unique among ``taken`` (which it joins: ``alice/`` and ``alice.ipynb`` get ``alice`` and
     ``alice-2``)."""
     stem = _UNSAFE.sub("_", name(raw)).lstrip(".-")[:80] or "работа"
+    if stem != raw:  # a name changed here never takes the file of a student whose name it now reads as
+        stem += "-" + hashlib.sha256(str(raw).encode("utf-8", "surrogateescape")).hexdigest()[:6]
     unique, n = stem, 1
     while unique.lower() in taken:
         n += 1
         unique = f"{stem}-{n}"
     taken.add(unique.lower())
     return unique
+
+
+def code_block(text: str) -> str:
+    """``text`` as a Markdown code block that nothing in it can close: the fence is longer than any run of
+    backticks in the text (CommonMark)."""
+    runs = [len(m) for m in re.findall(r"`+", text)]
+    fence = "`" * max(3, max(runs, default=0) + 1)
+    return f"{fence}\n{text}\n{fence}"

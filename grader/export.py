@@ -49,12 +49,12 @@ def gradescope(results: list[PartResult], seconds: float) -> dict:
     for r in results:
         if r.error:
             tests.append({"name": f"[{r.part.id}] часть не проверена", "score": 0.0, "max_score": r.part.points,
-                          "status": "failed", "output": f"```\n{r.error}\n```", "output_format": "md",
+                          "status": "failed", "output": escape.code_block(r.error), "output_format": "md",
                           "visibility": "visible",
                           "extra_data": {"part": r.part.id, "check": "", "kind": "error", "bonus": False}})
         for c, worth in zip(r.checks, _check_worths(r)):
             score = worth if c.passed else 0.0
-            output = "Пройдено." if c.passed else f"```\n{c.message.strip() or 'проверка не прошла'}\n```"
+            output = "Пройдено." if c.passed else escape.code_block(c.message.strip() or "проверка не прошла")
             tests.append({"name": f"[{r.part.id}] {c.title}", "score": round(score, 4), "max_score": round(worth, 4),
                           "status": "passed" if c.passed else "failed", "output": output, "output_format": "md",
                           "visibility": "visible",
@@ -153,7 +153,7 @@ def summary(data: dict, preface: list[str] | None = None) -> str:
     for part_id, part_notes in notes.items():
         lines += ["", f"! [{part_id}] ячейки тетрадки, которые не выполнились (остальное проверено):",
                   *[f"    {n}" for n in part_notes]]
-    return "```\n" + "\n".join(lines) + "\n```"
+    return escape.code_block("\n".join(lines))
 
 
 def write_json(path: str | Path, results: list[PartResult], seconds: float) -> None:

@@ -493,7 +493,7 @@ def _not_graded(hw: Homework, graded: list[str], message: str) -> dict:
     parts = [hw.part(pid) for pid in graded]
     return {"score": 0.0, "execution_time": 0, "output": "", "output_format": "md", "visibility": "visible",
             "tests": [{"name": f"[{p.id}] часть не проверена", "score": 0.0, "max_score": p.points,
-                       "status": "failed", "output": f"```\n{message}\n```", "output_format": "md",
+                       "status": "failed", "output": escape.code_block(message), "output_format": "md",
                        "visibility": "visible",
                        "extra_data": {"part": p.id, "check": "", "kind": "error", "bonus": False}} for p in parts],
             "extra_data": {"parts": [{"id": p.id, "title": p.title, "points": p.points,

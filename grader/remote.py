@@ -388,16 +388,31 @@ class Session:
             raise WorkerCrashed(f"процесс, выполнявший ваш код, завершился посреди вызова {function} ({exc}): ваш код "
                                 "вызвал os._exit, завершил интерпретатор, упал или превысил предел памяти. "
                                 "Остальные проверки продолжены в новом процессе.") from None
-        return self._answer(answer, function, args, kwargs)
+        return self._answer(answer, function, args, kwargs, track)
 
-    def _answer(self, answer, function: str, args: tuple, kwargs: dict):
+    def _tracked(self, args: tuple, kwargs: dict) -> set:
+        """The arguments a call must send back as it left them: the mutable ones that are not the kit's objects
+        (those come back as journals)."""
+        kit = set(self.provided) | set(self.test_modules)
+        return {k for k, v in [*enumerate(args), *kwargs.items()]
+                if type(v).__module__ not in kit and _fingerprint(v) is not None}
+
+    def _answer(self, answer, function: str, args: tuple, kwargs: dict, track: bool = True):
         if type(answer) is not tuple or len(answer) != 3 or answer[0] not in ("return", "raise", "unsendable"):
             self._discard()
             raise WorkerCrashed(f"ответ на вызов {function} не читается")
         kind, value, sync = answer
-        _apply(sync, args, kwargs, function)
+        if type(sync) is not dict:
+            raise WorkerCrashed(f"ответ на вызов {function} не читается")
+        expected = self._tracked(args, kwargs) if track and answer[0] != "unsendable" else set()
+        missing = expected - set(sync.get("changed") or {}) - set(sync.get("journals") or {}) \
+            - set(sync.get("unsendable") or {})
+        if missing:  # the worker must show every mutable argument as it left it: "unchanged" is judged here
+            self._discard()
+            raise WorkerCrashed(f"ответ на вызов {function} пришёл без его аргументов")
+        changed = _apply(sync, args, kwargs, function)
         names = sync.get("names") if type(sync.get("names")) is dict else {}
-        self.check.mutated += [(function, str(names.get(k, k))) for k in (sync.get("changed") or {})]
+        self.check.mutated += [(function, str(names.get(k, k))) for k in changed]
         if kind == "return":
             return value
         if kind == "unsendable":
@@ -598,19 +613,34 @@ def provided_modules(hw: Homework) -> dict[str, Path]:
 
 # ---- what a call did to its arguments -------------------------------------------------------------------
 
-def _apply(sync, args: tuple, kwargs: dict, function: str) -> None:
-    """Replay the journals on the test's environments, then copy the changed arguments into the test's objects."""
-    if type(sync) is not dict:
-        raise WorkerCrashed(f"ответ на вызов {function} не читается")
+def _fingerprint(value) -> bytes | None:
+    """Bytes that change when a mutable argument of the test's changes (None for what a call cannot change, or
+    what this process cannot compare); the worker tracks the same arguments (grader.worker._fingerprint)."""
+    if not isinstance(value, (np.ndarray, list, dict, np.random.Generator, bytearray, tuple)):
+        return None
+    try:
+        if isinstance(value, np.random.Generator):
+            return repr(value.bit_generator.state).encode()
+        return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)  # the test's own objects, or plain data
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _apply(sync: dict, args: tuple, kwargs: dict, function: str) -> list:
+    """Replay the journals on the test's environments, then copy the arguments the call changed into the test's
+    objects; return the keys of those that changed (compared here)."""
     slots = {**dict(enumerate(args)), **kwargs}
     for key, journal in (sync.get("journals") or {}).items():
         if key in slots and type(journal) is wire.Journal:
             _replay_when_used(slots[key], journal)
     for message in (sync.get("unsendable") or {}).values():
         raise BadAnswer(f"{function} изменила свой аргумент и положила в него {message}")
+    changed = []
     for key, value in (sync.get("changed") or {}).items():
-        if key in slots:
+        if key in slots and _fingerprint(slots[key]) != _fingerprint(value):
             _merge(slots[key], value)
+            changed.append(key)
+    return changed
 
 
 # The journal is a closed protocol: the environment API's own calls, on the environment or its spaces, nothing else

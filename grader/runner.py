@@ -174,7 +174,8 @@ def _sort(hw: Homework, selected, results: dict[str, PartResult], records: list[
         if rec.get("event") == "notes":
             owner = by_module.get(rec.get("module"))
             for part_id in [owner] if owner else list(results):
-                results[part_id].notes += [n for n in rec["lines"] if n not in results[part_id].notes]
+                lines = [printable(str(n)) for n in rec["lines"]]  # a notebook cell's error: the student's text
+                results[part_id].notes += [n for n in lines if n not in results[part_id].notes]
     errors = "\n".join(r["text"] for r in records if r.get("event") == "collect-error")
     for part, selection in selected:
         r = results[part.id]

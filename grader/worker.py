@@ -152,13 +152,14 @@ class Worker:
         return value
 
     def _sync(self, args: list, kwargs: dict, before: dict, journals: dict, names: list | None) -> dict:
-        """The arguments the call changed (with their parameter names) and the journals of the kit's objects."""
+        """Every mutable argument as it is after the call (with their parameter names; the checking process
+        compares them with its own: it never takes this process's word that nothing changed) and the journals of
+        the kit's objects."""
         changed = {}
         for key, value in [*enumerate(args), *kwargs.items()]:
             if key in journals or before.get(key) is None:
                 continue
-            if _fingerprint(value) != before[key]:
-                changed[key] = value
+            changed[key] = value
         named = {k: names[k] if isinstance(k, int) and names and k < len(names) else str(k) for k in changed}
         return {"changed": changed, "names": named, "journals": {k: wire.Journal(j) for k, j in journals.items()}}
 

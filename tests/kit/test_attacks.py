@@ -491,3 +491,54 @@ def test_code_that_does_nothing_earns_nothing(tmp_path, how):
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["score"] == 0, [t["extra_data"]["check"] for t in data["tests"] if t["status"] == "passed"]
     assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr
+
+
+MUTATES = """
+import functools as _functools
+
+def _zeroing(f):
+    @_functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        out = f(*args, **kwargs)
+        for a in args:
+            if hasattr(a, "fill"):
+                a.fill(0)  # the mistake: the caller's arrays are changed in place
+        return out
+    return wrapper
+
+td_errors, gae, normalize_advantages = _zeroing(td_errors), _zeroing(gae), _zeroing(normalize_advantages)
+"""
+HIDES = """
+import sys as _sys
+_w = _sys.modules.get("grader.worker")
+if _w is not None:  # the worker's own code, patched from inside: it says nothing changed, or sends nothing back
+    _w._fingerprint = lambda *a, **k: "same"
+    _w.Worker._sync = lambda self, *a, **k: {"changed": {}, "names": {}, "journals": {}}
+"""
+
+
+def test_a_submission_cannot_hide_that_it_changes_its_inputs(tmp_path):
+    (_, plain), (_, hidden) = (_grade(tmp_path / name, REFERENCE, code)
+                               for name, code in (("plain", MUTATES), ("hidden", MUTATES + HIDES)))
+    assert plain is not None and hidden is not None
+    assert 0 < plain["score"] < 20
+    assert hidden["score"] <= plain["score"], [t["extra_data"]["check"] for t in hidden["tests"]
+                                               if t["status"] == "passed"]
+
+
+def test_a_notebook_cells_error_is_data_in_every_output(tmp_path):
+    import nbformat
+
+    notebook = nbformat.read(str(ROOT / "notebooks" / f"{HW}.ipynb"), as_version=4)
+    notebook.cells.append(nbformat.v4.new_code_cell("raise RuntimeError('\\x1b[31mRED\\x1b[0m\\n```\\n=SUM(1)')"))
+    path = tmp_path / "hw.ipynb"
+    nbformat.write(notebook, str(path))
+    out = tmp_path / "results.json"
+    proc = run_check(HW, "ppo", "--notebook", str(path), "--json", str(out))
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert "RED" in proc.stdout, proc.stdout  # the note is shown, escaped
+    assert "\x1b" not in proc.stdout + proc.stderr + out.read_text(encoding="utf-8")
+    for text in [data["output"]] + [t["output"] for t in data["tests"]]:
+        if text.startswith("`"):  # a code block: no line inside it is a fence that could close it
+            fence = text.split("\n", 1)[0]
+            assert not any(line.strip().startswith(fence) for line in text.splitlines()[1:-1]), text
