@@ -42,8 +42,8 @@ _UNSAFE = re.compile(r"[^\w.+-]", re.UNICODE)
 
 def file_stem(raw: str, taken: set[str]) -> str:
     """A file name stem made from a submission's name: letters, digits and ``_.+-`` only, no leading dot or dash,
-    at most 80 characters (with a digest of the name when it had to change), unique among ``taken`` (which it joins: ``alice/`` and ``alice.ipynb`` get ``alice`` and
-    ``alice-2``)."""
+    at most 80 characters (with a digest of the name when it had to change), unique among ``taken``, which it
+    joins (``alice/`` and ``alice.ipynb`` get ``alice`` and ``alice-2``)."""
     stem = _UNSAFE.sub("_", name(raw)).lstrip(".-")[:80] or "работа"
     if stem != raw:  # a name changed here never takes the file of a student whose name it now reads as
         stem += "-" + hashlib.sha256(str(raw).encode("utf-8", "surrogateescape")).hexdigest()[:6]
