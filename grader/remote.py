@@ -464,7 +464,6 @@ class Session:
         if self.hang is not None:
             self.hang.close()
         self.hang = tempfile.TemporaryFile(dir=str(self.tmp))  # unlinked at once (O_TMPFILE where there is one)
-        os.set_inheritable(self.hang.fileno(), True)
         return self.hang.fileno()
 
     def _hang_dump(self, limit: int = 1 << 20) -> str:

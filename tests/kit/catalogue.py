@@ -56,11 +56,11 @@ class Graded:
         chunks = []
         for key, ps in sorted(parts.items(), key=lambda item: -cost[item[0]]):
             n = max(1, min(len(ps), math.floor(cost[key] / share + 0.5)))
-            chunks += [(key, ps[i::n], set(whole)) for i in range(n)]
+            chunks += [(key, ps[i::n]) for i in range(n)]
         self.pool = ThreadPoolExecutor(max_workers=cpus)
         self.futures, self.whole = {}, {}
-        for key, ps, first in chunks:
-            future = self.pool.submit(self._grade, key, ps, first, tmp_factory)
+        for key, ps in chunks:
+            future = self.pool.submit(self._grade, key, ps, set(whole), tmp_factory)
             self.futures.update({path: future for path in ps})
 
     def _grade(self, key: tuple[str, str], paths: list[Path], whole: set[Path], tmp_factory) -> dict:
