@@ -26,7 +26,7 @@ import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from grader.loading import FolderImplementation  # noqa: E402
+from grader.boundary.loading import FolderImplementation  # noqa: E402
 
 GOAL, WINDOW = 0.9, 5
 

@@ -162,7 +162,7 @@ def boundary(hw, calls: int = 2000) -> None:
     """Per-call cost of crossing to the worker and back: td_errors on three numbers, through the proxy and direct."""
     import importlib.util
 
-    from grader.remote import Session
+    from grader.boundary.session import Session
 
     session = Session(hw, hw.solutions_dir, 60)
     try:

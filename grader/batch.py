@@ -3,7 +3,7 @@
 A submission is an entry of DIR: a folder of modules (``alice/<module>.py``), a folder holding one notebook
 (``bob/hw.ipynb``), or a notebook (``carol.ipynb``); links are skipped. Each part of each submission is graded
 by its own checking process, and the submission's code runs in a confined worker with a scratch copy of the
-submission's modules (grader/runner.py, grader/remote.py, grader/confine.py): a submission that hangs,
+submission's modules (grader/runner.py, grader/boundary/): a submission that hangs,
 crashes or misbehaves touches neither the others, nor DIR, nor the kit. Several submissions are graded at once
 (``--jobs``); a progress line goes to stderr. When every submission's processes are gone, the CSV gets one
 row per submission, in name order, and ``--feedback OUT`` each student's scoreboard and feedback
@@ -19,7 +19,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import confine, escape, export
+from grader import escape, export
+from grader.boundary import confine
 from grader.homeworks import Homework, Part, UsageError
 from grader.report import scoreboard, totals
 from grader.results import PartResult

@@ -74,7 +74,7 @@ def _run_in_process(hw, part, namespace: dict, selection: list[str] | None):
     import pytest
 
     from grader import plugin
-    from grader.loading import working_directory
+    from grader.boundary.loading import working_directory
     from grader.results import PartResult
     from grader.runner import PYTEST_FLAGS, Reader, check_results, collection_error, notes
 

@@ -2,8 +2,8 @@
 
 It gives each graded test the module under test as a fixture (``--impl``: ``homework``, ``solutions``, a
 folder of modules or a notebook). The student's code never runs here: a module fixture is a proxy whose
-calls go to a worker process (grader/remote.py). With ``--events``, the plugin writes one signed JSON line per
-event (collected, result, notes, confinement, finished; grader/events.py) to its standard output and sends
+calls go to a worker process (grader/boundary/session.py). With ``--events``, the plugin writes one signed JSON line per
+event (collected, result, notes, confinement, finished; grader/boundary/events.py) to its standard output and sends
 pytest's own output to standard error, so the grader's command line (grader/runner.py) reads the verdicts of
 this process alone.
 
@@ -23,11 +23,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import confine, events, homeworks, zygote
+from grader import homeworks
+from grader.boundary import confine, events, zygote
+from grader.boundary.errors import RemoteError
+from grader.boundary.loading import NamespaceImplementation
+from grader.boundary.session import Session
+from grader.boundary.staging import import_provided, provided_modules
 from grader.explain import explain
 from grader.homeworks import ROOT
-from grader.loading import NamespaceImplementation
-from grader.remote import RemoteError, Session, provided_modules
 
 _NAMESPACES: dict[str, NamespaceImplementation] = {}  # --impl namespace:N -> a live namespace of this process
 _STATE = pytest.StashKey[dict]()
@@ -42,7 +45,7 @@ def pytest_addoption(parser):
     group.addoption("--check-timeout", type=float, default=None, help="seconds for one check (default: the part's)")
     group.addoption("--homework", default=None, help="the homework graded: its worker starts at once")
     group.addoption("--zygote", default=None, metavar="FD:FOLDER",
-                    help="the zygote the grader's command line started for this process (grader/zygote.py)")
+                    help="the zygote the grader's command line started for this process (grader/boundary/zygote.py)")
     group.addoption("--select", action="append", default=[], metavar="FILE::CHECK",
                     help="grade only these checks of test file FILE (a check's name, or its name without [params]); "
                          "a name that is no check of FILE: nothing is graded")
@@ -208,7 +211,7 @@ def _provided(hw) -> set[str]:
 def _kit_module(config, hw, name: str):
     kit = config.stash[_STATE].setdefault("kit", {})
     if name not in kit:
-        kit[name] = Session.import_provided(hw, name)
+        kit[name] = import_provided(hw, name)
     return kit[name]
 
 

@@ -2,7 +2,7 @@
 
 The grader's command line starts ``python -m pytest <the parts' test files> --impl ... --events``: the graded
 suite with the plugin (grader/plugin.py), which never imports the student's code but calls it in a worker
-process (grader/remote.py). The pytest process writes one JSON line per event to its standard output; this
+process (grader/boundary/session.py). The pytest process writes one JSON line per event to its standard output; this
 module reads them. It trusts what it reads because no student code runs in that process: the student's code
 cannot reach this pipe. Which checks exist, and what each is worth, come from the collection event; each
 collected check gets exactly one verdict (the first), and a check without one counts as failed.
@@ -21,7 +21,7 @@ import time
 import uuid
 from pathlib import Path
 
-from grader import confine, events, zygote
+from grader.boundary import confine, events, zygote
 from grader.escape import printable
 from grader.homeworks import ROOT, Homework, Part
 from grader.results import CheckResult, PartResult
@@ -133,7 +133,7 @@ def run_parts(hw: Homework, selected: list[tuple[Part, list[str] | None]], impl:
         selects += [f"--select={part.tests}::{s}" for s in selection or []]  # the plugin selects: one collection
     if targets:
         token = uuid.uuid4().hex
-        # the zygote of the workers boots while pytest starts (grader/zygote.py); the checking process gets its socket
+        # the zygote of the workers boots while pytest starts (boundary/zygote.py); the checking process gets its socket
         nursery = zygote.for_checking_process(hw, confine.namespaces_available(), token)
         cmd = [sys.executable, "-m", "pytest", *targets, *selects, f"--impl={impl}", "--events", "--capture=no",
                "--homework", hw.name, *(["--check-timeout", str(timeout)] if timeout is not None else []),

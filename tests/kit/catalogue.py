@@ -19,7 +19,8 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from grader import confine, homeworks
+from grader import homeworks
+from grader.boundary import confine
 from grader.report import scoreboard
 from grader.results import CheckResult, PartResult
 from grader.runner import checking_environment

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import confine, homeworks
+from grader import homeworks
+from grader.boundary import confine
 from grader.homeworks import ROOT
 from kit import HW, run_check
 
@@ -510,7 +511,7 @@ td_errors, gae, normalize_advantages = _zeroing(td_errors), _zeroing(gae), _zero
 """
 HIDES = """
 import sys as _sys
-_w = _sys.modules.get("grader.worker")
+_w = _sys.modules.get("grader.boundary.worker")
 if _w is not None:  # the worker's own code, patched from inside: it says nothing changed, or sends nothing back
     _w._fingerprint = lambda *a, **k: "same"
     _w.Worker._sync = lambda self, *a, **k: {"changed": {}, "names": {}, "journals": {}}

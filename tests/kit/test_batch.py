@@ -221,7 +221,7 @@ def _processes_with(token: str) -> list[int]:
     return found
 
 
-@pytest.mark.skipif(not __import__("grader.confine").confine.namespaces_available(),
+@pytest.mark.skipif(not __import__("grader.boundary.confine").boundary.confine.namespaces_available(),
                     reason="без пространств имён Linux работа может менять файлы набора и других работ: "
                            "пакетная проверка об этом предупреждает, а защиту проверить нельзя")
 def test_a_saboteur_changes_nothing_of_the_kit_the_classmates_or_the_results(tmp_path):

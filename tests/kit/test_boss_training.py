@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from grader import homeworks
-from grader.loading import FolderImplementation
+from grader.boundary.loading import FolderImplementation
 
 HW = "s6-hw00-rl-foundations"
 

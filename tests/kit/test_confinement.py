@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from grader import confine, homeworks, zygote
+from grader import homeworks
+from grader.boundary import confine, zygote
+from grader.boundary.session import Session
 from grader.homeworks import ROOT
-from grader.remote import Session
 from kit import HW, run_check
 
 PROBE = textwrap.dedent('''
@@ -147,7 +148,7 @@ def test_worker_sees_no_other_process_nor_other_files(probed):
     # nothing of the grader's, of the machine's or of another submission's
     # (pids in its namespace go on from earlier workers of the same zygote: only how many, and the zygote as 1)
     assert seen["processes"][0] == "1" and len(seen["processes"]) <= 2, seen["processes"]
-    assert all("grader.worker import" in command for command in seen["commands"]), seen["commands"]
+    assert all("grader.boundary.worker import" in command for command in seen["commands"]), seen["commands"]
     # a private /tmp: only the way to its own scratch folder (and to the kit or Python, when they live in /tmp)
     shown = [Path(p) for p in zygote.visible(session.hw)] + [session.tmp]
     allowed = {p.relative_to("/tmp").parts[0] for p in shown if p.is_relative_to("/tmp") and p != Path("/tmp")}

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from grader import homeworks, notebook_build
+from grader.boundary.loading import code_cells
 from grader.homeworks import ROOT
-from grader.loading import code_cells
 from grader.notebook import check
 from grader.notebook_build import (
     CHECK_TAG,

@@ -4,7 +4,7 @@ Pure functions, no processes: how the runner turns the checking process's event 
 """
 from __future__ import annotations
 
-from grader import events
+from grader.boundary import events
 from grader.runner import check_results
 
 ITEMS = [{"nodeid": f"t.py::test_{n}", "name": f"test_{n}", "title": f"проверка {n}", "weight": 1.0, "bonus": False}

@@ -7,7 +7,7 @@ import struct
 import numpy as np
 import pytest
 
-from grader import wire
+from grader.boundary import wire
 
 
 def roundtrip(value):
@@ -146,11 +146,12 @@ def test_an_untracked_call_sends_back_no_journal_and_the_same_answer():
     """call_once (a fresh environment for one run) skips the journal of the environment's steps: the test's
     environment stays as it was, and the answer is the tracked call's."""
     from grader import homeworks
+    from grader.boundary.session import Session
+    from grader.boundary.staging import import_provided
     from grader.checks import call_once
-    from grader.remote import Session
 
     hw = homeworks.load("s6-hw00-rl-foundations")
-    envs = Session.import_provided(hw, "envs")  # the kit's provided module, as the graded tests get it
+    envs = import_provided(hw, "envs")  # the kit's provided module, as the graded tests get it
     session = Session(hw, hw.solutions_dir, 20)
     try:
         sarsa = session.module("control").sarsa
@@ -173,16 +174,17 @@ def test_an_untracked_call_sends_back_no_journal_and_the_same_answer():
 def test_an_environment_journal_holds_only_the_environment_api(entry):
     import sys
 
+    from grader.boundary.errors import WorkerCrashed
+    from grader.boundary.journal import replay
     from grader.homeworks import ROOT
-    from grader.remote import WorkerCrashed, _replay
 
     sys.path.insert(0, str(ROOT / "tests" / "s6-hw00-rl-foundations"))
     from control_envs import Fork, Recorder
 
     env = Recorder(Fork())
     ok = [[[], "reset", [], {"seed": 0}], [["action_space"], "sample", [], {}], [[], "step", [0], {}]]
-    _replay(env, wire.Journal.parse(json.dumps(ok)))
+    replay(env, wire.Journal.parse(json.dumps(ok)))
     assert len(env.episodes) == 1 and len(env.episodes[0]) == 1
     with pytest.raises(WorkerCrashed, match="не из API среды"):
-        _replay(env, wire.Journal.parse(json.dumps(ok + [entry])))
+        replay(env, wire.Journal.parse(json.dumps(ok + [entry])))
     assert len(env.episodes) == 1 and len(env.episodes[0]) == 1, "a refused journal is not replayed in part"

@@ -2,7 +2,7 @@
 
 They live apart from test_control.py so that the worker running a student's q_learning can import them without
 importing pytest: an environment passed to a student's function is pickled to the worker and its method calls are
-replayed here (grader/remote.py).
+replayed here (grader/boundary/session.py).
 """
 import numpy as np
 

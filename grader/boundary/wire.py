@@ -126,7 +126,7 @@ class Journal:
 
     @classmethod
     def parse(cls, text: str) -> "Journal":
-        """A journal received as text; read only when it is replayed (often never: see grader/remote.py)."""
+        """A journal received as text; read only when it is replayed (often never: see grader/boundary/session.py)."""
         if len(text) > MAX_TEXT:
             raise WireError("слишком длинный журнал")
         journal = cls(None)

@@ -1,8 +1,8 @@
 """The worker: the only process that runs a submission's code.
 
-Started by :mod:`grader.remote` as ``python -s -B -c "...main()"``, confined by :mod:`grader.confine`. It reads
+Started by :mod:`grader.boundary.link` as ``python -s -B -c "...main()"``, confined by :mod:`confine`. It reads
 requests from the grading process (pickled tuples: trusted) and answers with plain data encoded by
-:mod:`grader.wire` (everything it sends is treated as the student's answer, never as a verdict):
+:mod:`grader.boundary.wire` (everything it sends is treated as the student's answer, never as a verdict):
 
 - ``("load", name, seconds)``: import the submission's module ``name`` (or run a notebook's code cells);
   answer ``("loaded", callables, notes)`` or ``("load-error", message)``.
@@ -19,80 +19,23 @@ exits; the grading process reads where the code was.
 """
 from __future__ import annotations
 
-import faulthandler
 import inspect
 import io
 import os
 import pickle
 import random
 import sys
-import threading
 import time
 import traceback
-import types
 
 import numpy as np
 
-from grader import wire
-from grader.loading import FolderImplementation, MissingFunction, ModuleLoadError, NotebookImplementation
+from grader.boundary import wire
+from grader.boundary.hang import Watchdog
+from grader.boundary.journal import is_kit, record
+from grader.boundary.loading import FolderImplementation, MissingFunction, ModuleLoadError, NotebookImplementation
 
 _MUTABLE = (np.ndarray, list, dict, np.random.Generator, bytearray)
-
-
-_RECORDING: dict[type, type] = {}  # a kit class -> its subclass that records the public method calls
-
-
-def journal(obj, calls: list, path: tuple, kit: frozenset, seen: set | None = None, depth: list | None = None):
-    """Make ``obj`` (one of the kit's objects: an environment) and the kit objects it holds (its spaces, a wrapped
-    environment) record every public method call the student's code makes on them into ``calls`` as ``(path,
-    method, args, kwargs)``, for the grading process to replay on its own object. Calls the kit's methods make
-    inside such a call are not recorded (the replay makes them again). The object's class is swapped for a
-    recording subclass: a call costs one more frame."""
-    seen = set() if seen is None else seen
-    depth = [0] if depth is None else depth  # > 0 inside a recorded call: shared by the objects of one journal
-    if id(obj) in seen or not hasattr(obj, "__dict__"):
-        return
-    seen.add(id(obj))
-    cls = type(obj)
-    if cls not in _RECORDING:
-        _RECORDING[cls] = type(cls.__name__, (cls,), {"__module__": cls.__module__, "__qualname__": cls.__qualname__,
-                                                      **{name: _recording(name, method) for name, method in
-                                                         _public_methods(cls)}})
-    try:
-        obj.__dict__["_hwkit_record"] = (calls, path, depth)
-        obj.__class__ = _RECORDING[cls]
-    except TypeError:
-        return
-    for name, value in list(vars(obj).items()):
-        if not name.startswith("_") and _is_kit(value, kit):
-            journal(value, calls, path + (name,), kit, seen, depth)
-
-
-def _public_methods(cls):
-    for name in dir(cls):
-        method = getattr(cls, name, None)
-        if not name.startswith("_") and isinstance(method, types.FunctionType):
-            yield name, method
-
-
-def _recording(name: str, method):
-    def record(self, *args, **kwargs):
-        calls, path, depth = self.__dict__["_hwkit_record"]
-        if depth[0]:  # the kit's own call inside a recorded one
-            return method(self, *args, **kwargs)
-        calls.append((path, name, args, kwargs))
-        depth[0] += 1
-        try:
-            return method(self, *args, **kwargs)
-        finally:
-            depth[0] -= 1
-
-    record.__name__ = record.__qualname__ = name
-    return record
-
-
-def _is_kit(obj, kit: frozenset) -> bool:
-    return type(obj).__module__ in kit
 
 
 class Worker:
@@ -146,9 +89,9 @@ class Worker:
         return ("return", value, self._sync(args, kwargs, before, journals, names))
 
     def _guest(self, value, key, journals: dict):
-        if _is_kit(value, self.kit):
+        if is_kit(value, self.kit):
             journals[key] = []
-            journal(value, journals[key], (), self.kit)
+            record(value, journals[key], (), self.kit)
         return value
 
     def _sync(self, args: list, kwargs: dict, before: dict, journals: dict, names: list | None) -> dict:
@@ -201,29 +144,6 @@ class Worker:
 
     def _disarm(self) -> None:
         self.watchdog.deadline = None
-
-
-class Watchdog(threading.Thread):
-    """Past the deadline of the running request, writes every thread's stack to the hang file and ends the
-    process (the grading process then reads where the code was). Arming it costs one assignment."""
-
-    TICK = 0.02  # s between looks at the clock
-
-    def __init__(self, hang_file):
-        super().__init__(daemon=True, name="hwkit-watchdog")
-        self.hang_file = hang_file
-        self.deadline: float | None = None
-
-    def run(self) -> None:
-        while True:
-            time.sleep(self.TICK)
-            deadline = self.deadline
-            if deadline is not None and time.monotonic() > deadline:
-                self.hang_file.seek(0)
-                self.hang_file.truncate()
-                faulthandler.dump_traceback(file=self.hang_file, all_threads=True)
-                self.hang_file.flush()
-                os._exit(1)
 
 
 def _parameter_names(func) -> list[str]:
@@ -303,7 +223,7 @@ def main() -> None:
     """A worker started on its own (``python -c``): its configuration comes first on its standard input."""
     proto_in, proto_out = _private_streams()
     config = pickle.loads(wire.read_frame(proto_in))
-    from grader import confine
+    from grader.boundary import confine
 
     hang_file = os.fdopen(config["hang_fd"], "w", encoding="utf-8")  # a descriptor from the checking process
     level = confine.enter(config)  # the file system view, limits; before any student code runs
@@ -312,7 +232,7 @@ def main() -> None:
 
 def _serve(config: dict, hang_file, proto_in, proto_out, level: str) -> None:
     """Answer requests until the grading process says bye or closes the pipe; then end the process."""
-    from grader import confine
+    from grader.boundary import confine
 
     if confine.no_new_processes():  # before any of the submission's code runs: threads only, no process
         level += "; без новых процессов"
@@ -341,7 +261,7 @@ def zygote() -> None:
     worker for each request of the grading process. Requests come over a Unix socket (``control_fd``), each with
     three descriptors: the worker's request pipe, its answer pipe and its hang file. Requests (pickled: trusted):
     ``("fork", config)`` → ``("forked", pid)``; ``("kill", pid)`` (its process group) → ``("killed", code)``;
-    ``("wait", pid, seconds)`` → ``("status", code or None)``. Answers are plain data (grader.wire). The zygote
+    ``("wait", pid, seconds)`` → ``("status", code or None)``. Answers are plain data (grader.boundary.wire). The zygote
     ends when every holder of the socket has closed it; as the first process of its PID namespace, it takes every
     worker with it."""
     import signal
@@ -349,10 +269,10 @@ def zygote() -> None:
 
     proto_in, proto_out = _private_streams()
     config = pickle.loads(wire.read_frame(proto_in))
-    from grader import confine
+    from grader.boundary import confine
 
     level = confine.enter(config)
-    confine.not_dumpable()  # this module's imports (NumPy, grader.wire, grader.loading) are every forked worker's
+    confine.not_dumpable()  # this module's imports (NumPy, wire, loading) are every forked worker's
     control = socket.socket(fileno=config["control_fd"])
     ended: dict[int, int] = {}
     wire.write_frame(proto_out, wire.encode(("ready", level)))

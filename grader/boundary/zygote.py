@@ -1,4 +1,4 @@
-"""The grading side of the zygote: the confined process that forks the workers (grader.worker.zygote).
+"""The grading side of the zygote: the confined process that forks the workers (grader.boundary.worker.zygote).
 
 Python's and NumPy's start-up and the confinement are paid once per checking process, not once per worker.
 The grader's command line starts the zygote of each checking process next to it, so that both boot at once
@@ -24,14 +24,14 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from grader import confine
+from grader.boundary import confine
 from grader.homeworks import ROOT, Homework
 
 START_LIMIT = 30.0  # s for the zygote to start, or to answer a request
 # the working folder (the submission's scratch folder for a worker of its own) never on the import path: its
 # numpy.py would run before the worker confines itself
 _BOOT = ("import sys; sys.path[:] = [{root!r}] + [p for p in sys.path if p not in ('', '.')]; "
-         "from grader.worker import zygote; zygote()")
+         "from grader.boundary.worker import zygote; zygote()")
 
 
 class ZygoteGone(Exception):
@@ -87,7 +87,7 @@ class Zygote:
     def _await(self) -> None:
         """Wait for the zygote's ready message (or its failure to start)."""
         if self.ready is None:
-            from grader import wire
+            from grader.boundary import wire
 
             answer = None
             fd = self.proc.stdout.fileno() if self.proc is not None and self.proc.stdout else None
@@ -103,7 +103,7 @@ class Zygote:
             raise ZygoteGone
 
     def _request(self, request: tuple, fds: list[int] = ()):
-        from grader import wire
+        from grader.boundary import wire
 
         self.start()
         self._await()
@@ -161,7 +161,7 @@ class Zygote:
 
 
 def _frame(payload: bytes) -> bytes:
-    """A frame of grader.wire (its length first), without importing it (it imports NumPy)."""
+    """A frame of grader.boundary.wire (its length first), without importing it (it imports NumPy)."""
     return struct.Struct("<Q").pack(len(payload)) + payload
 
 

@@ -1,0 +1,61 @@
+"""What a failed call raises in the checking process.
+
+Every one of these is built here from plain data the worker sent (an exception's type name, message, kind and
+the frames of the student's files) or from what this process saw itself (a deadline passed, a pipe that ended):
+no exception object of the worker's ever crosses. A builtin exception the student's code raised is rebuilt as a
+subclass of the builtin *named* in the data (``except ValueError`` in a test works), never of a class it sent.
+"""
+from __future__ import annotations
+
+import builtins
+
+
+class RemoteError(Exception):
+    """An exception the student's code raised in the worker, as plain data: its type name, message, kind
+    (todo, missing, exit, input, recursion, error) and the frames of the student's files."""
+
+    def __init__(self, info: dict, function: str):
+        super().__init__(info.get("message", ""))
+        self.info, self.function = info, function
+
+    @property
+    def kind(self) -> str:
+        return self.info.get("kind", "error")
+
+    @property
+    def frames(self) -> list[list]:
+        return self.info.get("frames", [])
+
+
+_REMOTE_TYPES: dict[str, type] = {}
+
+
+def remote_error(info: dict, function: str) -> RemoteError:
+    """A RemoteError that is also the builtin exception it stands for (``except ValueError`` in a test works)."""
+    name = info.get("type", "")
+    base = getattr(builtins, name, None) if info.get("builtin") else None
+    if not (isinstance(base, type) and issubclass(base, Exception)):
+        return RemoteError(info, function)
+    if name not in _REMOTE_TYPES:
+        try:
+            _REMOTE_TYPES[name] = type(f"Remote{name}", (RemoteError, base), {"__init__": RemoteError.__init__,
+                                                                              "__str__": Exception.__str__})
+        except TypeError:  # a builtin that cannot be subclassed together with RemoteError
+            _REMOTE_TYPES[name] = RemoteError
+    return _REMOTE_TYPES[name](info, function)
+
+
+class CallTimeout(Exception):
+    """A call ran past the check's time limit; the message says which function and where it was."""
+
+
+class WorkerCrashed(Exception):
+    """The worker ended in the middle of a call (os._exit, a crash, a resource limit)."""
+
+
+class HungFunction(Exception):
+    """A call of a function that already ran past the time limit in an earlier check: it fails at once."""
+
+
+class BadAnswer(Exception):
+    """The answer (or an argument the function changed) is not plain data; the message says what it was."""

@@ -1,0 +1,108 @@
+"""Where the student's code was when a call ran past its time limit.
+
+The worker side: a :class:`Watchdog` thread that, past the running request's deadline, writes every thread's
+stack (faulthandler) to the hang file and ends the process.
+
+The checking side: :class:`HangReport`. The hang file is a file without a name (``tempfile.TemporaryFile``),
+one per worker, which the worker gets as a descriptor and this process reads through its own: never a path the
+worker could replace by a link. What this module accepts from the worker: that file's first megabyte, as text.
+From it, it takes only the names of frames (file name, line number, function) that match a module of the
+submission as staged; the line shown is taken from the staged copy (``sources``), never by opening a file the
+dump names, and is escaped.
+"""
+from __future__ import annotations
+
+import faulthandler
+import os
+import re
+import tempfile
+import threading
+import time
+import typing
+from pathlib import Path
+
+from grader.escape import printable
+
+_FRAME = re.compile(r'File "(.+)", line (\d+) in (\S+)')
+
+
+class HangReport:
+    """The hang file of the running worker, as the checking process holds it."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.file: typing.IO[bytes] | None = None
+
+    def fresh(self) -> int:
+        """A new, empty hang file for the next worker; its descriptor, to hand over."""
+        self.close()
+        self.file = tempfile.TemporaryFile(dir=str(self.folder))  # unlinked at once (O_TMPFILE where there is one)
+        return self.file.fileno()
+
+    def written(self) -> bool:
+        """Whether the worker's watchdog wrote its dump (it fired)."""
+        return self.file is not None and os.fstat(self.file.fileno()).st_size > 0
+
+    def dump(self, limit: int = 1 << 20) -> str:
+        """What the worker's watchdog wrote (at most ``limit`` bytes), read through this process's descriptor."""
+        if self.file is None:
+            return ""
+        try:
+            return os.pread(self.file.fileno(), limit, 0).decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    def where(self, function: str | None, scratch: Path | None, sources: dict[str, list[str]]) -> str:
+        """Where the student's code was when the watchdog fired, from the worker's stack dump."""
+        dump, scratch = self.dump(), str(scratch)
+        own = []  # the student's frames, innermost first (faulthandler prints the most recent call first)
+        blocks = re.split(r"\n(?=(?:Current thread|Thread) )", dump)
+        main = next((b for b in blocks if re.search(r'worker\.py", line \d+ in main', b)), dump)  # the requests' thread
+        for match in _FRAME.finditer(main):
+            filename, line, func = match.group(1), int(match.group(2)), match.group(3)
+            if filename.startswith("<"):
+                name = filename.encode("ascii", "backslashreplace").decode("unicode_escape")
+                if name.startswith("<ячейка"):
+                    own.append((name[1:-1], line, func, ""))
+                continue
+            name = Path(filename).name
+            if os.path.dirname(filename) == scratch and name in sources:  # a module of the submission's
+                lines = sources[name]
+                code = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+                own.append((name, line, func, printable(code)[:200]))
+        if not own:
+            return ""
+        name, line, func, code = own[0]
+        what = "верхний уровень модуля" if func == "<module>" else f"функция {func}"
+        text = f"В этот момент выполнялась {what} ({name}, строка {line})" + (f": «{code}»" if code else "")
+        if function and func != function and any(f[2] == function for f in own):
+            text += f", вызванная из {function}"
+        return text + "."
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+
+
+class Watchdog(threading.Thread):
+    """Past the deadline of the running request, writes every thread's stack to the hang file and ends the
+    process (the grading process then reads where the code was). Arming it costs one assignment."""
+
+    TICK = 0.02  # s between looks at the clock
+
+    def __init__(self, hang_file):
+        super().__init__(daemon=True, name="hwkit-watchdog")
+        self.hang_file = hang_file
+        self.deadline: float | None = None
+
+    def run(self) -> None:
+        while True:
+            time.sleep(self.TICK)
+            deadline = self.deadline
+            if deadline is not None and time.monotonic() > deadline:
+                self.hang_file.seek(0)
+                self.hang_file.truncate()
+                faulthandler.dump_traceback(file=self.hang_file, all_threads=True)
+                self.hang_file.flush()
+                os._exit(1)

@@ -1,0 +1,187 @@
+"""The implementation under test for one pytest session, as the checking process sees it.
+
+A graded test gets the part's module as a proxy (:mod:`proxy`); ``module.f(...)`` becomes :meth:`Session.call`,
+which asks the session's worker (:mod:`link`) and judges its answer (:mod:`answers`): plain data rebuilt as exact
+types, so no returned object can run code here. A call that runs past the check's time limit, kills its worker
+or answers with something else fails the check that made it; the next call gets a fresh worker, which loads the
+modules again. What this class accepts from the worker is what :mod:`link` and :mod:`answers` accept: the names a
+module defines (strings), its notes (strings), and answers.
+"""
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.boundary import answers
+from grader.boundary.errors import BadAnswer, CallTimeout, HungFunction, RemoteError, WorkerCrashed, remote_error
+from grader.boundary.link import Link
+from grader.boundary.loading import MissingFunction, ModuleLoadError
+from grader.boundary.proxy import RemoteModule
+from grader.boundary.staging import provided_modules
+from grader.escape import printable
+from grader.homeworks import Homework
+
+
+@dataclass
+class _Check:
+    nodeid: str = ""
+    title: str = ""
+    seed: int | None = None
+    deadline: float = float("inf")
+    functions: list[str] = field(default_factory=list)
+    mutated: list[tuple[str, str]] = field(default_factory=list)  # (function, parameter) it changed in place
+
+
+@dataclass
+class _Loaded:
+    callables: frozenset
+    notes: list[str]
+
+
+class Session:
+    """The submission under test in one pytest session: its worker, and the bookkeeping of modules that did not
+    load and functions that hung."""
+
+    def __init__(self, hw: Homework, source: Path, limit: float, timeout_hints: dict[str, str] | None = None):
+        self.hw, self.source, self.limit = hw, Path(source).resolve(), float(limit)
+        self.timeout_hints = timeout_hints or {}  # function -> what to look at when it runs past the limit
+        self.provided = provided_modules(hw)
+        self.kit = set(self.provided) | {p.stem for p in hw.tests_dir.glob("*.py")}
+        # the run's marker (the grader reaps the whole run by it) and this session's own under it: a worker
+        # discarded here (a hang) never takes another part's worker with it
+        token = f"{os.environ.get('HWKIT_RUN_TOKEN') or uuid.uuid4().hex}.{uuid.uuid4().hex[:12]}"
+        self.link = Link(hw, self.source, token, self.provided, sorted(self.kit))
+        self.load_errors: dict[str, ModuleLoadError] = {}
+        self.hung: dict[tuple[str, str], str] = {}  # (module, function) -> title of the check it hung in
+        self.notes: list[str] = []
+        self.noted = False  # the notes were reported
+        self.check = _Check()
+
+    @property
+    def level(self) -> str:
+        """The confinement the worker reported (the scoreboard shows it)."""
+        return self.link.level
+
+    @property
+    def confined(self) -> bool:
+        return self.link.confined
+
+    @property
+    def tmp(self) -> Path:
+        return self.link.tmp
+
+    def prepare(self) -> None:
+        self.link.prepare()
+
+    def begin_check(self, nodeid: str, title: str, seed: int) -> None:
+        self.check = _Check(nodeid, title, seed, time.monotonic() + self.limit)
+
+    def end_check(self) -> list[str]:
+        functions, self.check = self.check.functions, _Check()
+        return functions
+
+    def close(self) -> None:
+        self.link.close()
+
+    def module(self, name: str) -> RemoteModule:
+        """What a test's module fixture gets: a proxy of the student's module, loaded in the worker."""
+        self.load(name)
+        return RemoteModule(self, name)
+
+    def load(self, name: str) -> _Loaded:
+        if name in self.load_errors:
+            raise self.load_errors[name]
+        self.link.start()
+        if name in self.link.loaded:
+            return self.link.loaded[name]
+        try:
+            answer = self.link.ask(("load", name, self.limit), self.limit)
+        except TimeoutError:
+            self.link.discard()
+            error = ModuleLoadError(f"превышено время ({self.limit:g} с) при загрузке модуля {name}.py: похоже, на "
+                                    "верхнем уровне модуля бесконечный цикл или долгий расчёт."
+                                    + (f"\n{where}" if (where := self.link.where(None)) else ""))
+        except WorkerCrashed as exc:
+            error = ModuleLoadError(f"процесс проверки завершился при загрузке модуля {name}.py ({exc}): "
+                                    "на верхнем уровне модуля вызван os._exit или интерпретатор упал. "
+                                    "Уберите этот вызов из модуля: при импорте должны только определяться функции.")
+        else:
+            if answers.shape(answer, "loaded", 3) and all(type(c) is str for c in answer[1]):
+                info = _Loaded(frozenset(answer[1]), [str(n) for n in answer[2]])
+                self.link.loaded[name] = info
+                self.notes += [n for n in info.notes if n not in self.notes]
+                return info
+            readable = answers.shape(answer, "load-error", 2) and type(answer[1]) is str
+            text = answer[1] if readable else "ответ не читается"
+            error = ModuleLoadError(text)
+        self.load_errors[name] = error
+        raise error
+
+    def call(self, module: str, function: str, args: tuple, kwargs: dict, repeat: int = 0, track: bool = True):
+        """``function(*args, **kwargs)`` in the worker; an exception it ends with names the function
+        (``.function``: in a check of several functions, the one whose call failed)."""
+        try:
+            return self._call(module, function, args, kwargs, repeat, track)
+        except (HungFunction, MissingFunction, CallTimeout, WorkerCrashed, BadAnswer, RemoteError) as exc:
+            exc.function = function
+            raise
+
+    def _call(self, module: str, function: str, args: tuple, kwargs: dict, repeat: int, track: bool):
+        if (module, function) in self.hung:
+            raise HungFunction(f"функция {function} не запускалась: "
+                               f"она уже зависла в проверке «{self.hung[module, function]}» "
+                               f"(превышено время, {self.limit:g} с). "
+                               "Исправьте зацикливание, и эти проверки запустятся по-настоящему.")
+        info = self.load(module)
+        if function not in info.callables:
+            raise MissingFunction(self._missing(module, function))
+        if function not in self.check.functions:
+            self.check.functions.append(function)
+        seed, self.check.seed = self.check.seed, None
+        seconds = self.check.deadline - time.monotonic() if self.check.nodeid else self.limit
+        request = ("call", module, function, tuple(args), dict(kwargs), seed, max(seconds, 0.05), int(repeat),
+                   bool(track))
+        try:
+            answer = self.link.ask(request, max(seconds, 0.05))
+        except TimeoutError:
+            where = self.link.where(function)
+            self.link.discard()
+            self.hung[module, function] = self.check.title or function
+            hint = self.timeout_hints.get(function)
+            raise CallTimeout(f"превышено время ({self.limit:g} с): функция {function} не вернула ответ. Нет ли "
+                              "бесконечного цикла (while без выхода, условие остановки, которое не выполняется)?"
+                              + (f"\n{where}" if where else "") + (f"\nПодсказка: {hint}" if hint else "")) from None
+        except WorkerCrashed as exc:
+            raise WorkerCrashed(f"процесс, выполнявший ваш код, завершился посреди вызова {function} ({exc}): ваш код "
+                                "вызвал os._exit, завершил интерпретатор, упал или превысил предел памяти. "
+                                "Остальные проверки продолжены в новом процессе.") from None
+        return self._answer(answer, function, args, kwargs, track)
+
+    def _answer(self, answer, function: str, args: tuple, kwargs: dict, track: bool = True):
+        try:
+            kind, value, sync = answers.unpack(answer, function, answers.tracked(args, kwargs, self.kit) if track
+                                               else set())
+        except WorkerCrashed:
+            self.link.discard()
+            raise
+        changed = answers.apply(sync, args, kwargs, function)
+        names = sync.get("names") if type(sync.get("names")) is dict else {}
+        self.check.mutated += [(function, str(names.get(k, k))) for k in changed]
+        if kind == "return":
+            return value
+        if kind == "unsendable":
+            raise BadAnswer(f"{function} вернула {printable(str(value))[:300]}. Проверка принимает только числа, "
+                            "строки, None, списки, кортежи, словари и np.ndarray из чисел: верните np.ndarray / float.")
+        if type(value.get("traceback")) is str:  # the student's files by their own path, not the scratch copy's
+            folder = self.source.parent if self.source.is_file() else self.source
+            value["traceback"] = value["traceback"].replace(str(self.link.scratch) + os.sep, str(folder) + os.sep)
+        raise remote_error(value, function)
+
+    def _missing(self, module: str, function: str) -> str:
+        if self.source.suffix == ".ipynb":
+            return (f"в тетрадке не определено «{function}»: выполните ячейку с этой функцией (и ячейки выше) или "
+                    "проверьте, что имя написано так же, как в задании")
+        return f"в {module}.py нет функции «{function}»: проверьте, что имя написано так же, как в задании"
