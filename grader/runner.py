@@ -22,6 +22,7 @@ import uuid
 from pathlib import Path
 
 from grader.boundary import confine, events, zygote
+from grader.boundary.staging import kit_digest
 from grader.escape import printable
 from grader.homeworks import ROOT, Homework, Part
 from grader.results import CheckResult, PartResult
@@ -39,6 +40,10 @@ PYTEST_FLAGS = ["-q", "--tb=native", "--assert=plain", "-p", "grader.plugin", "-
 _FIELDS = ("nodeid", "name", "title", "outcome", "kind", "message", "traceback", "weight", "bonus", "functions",
            "subject")
 SILENCE_LIMIT = 120.0  # s without any event from the pytest process (beyond the per-check limit): it is stuck
+_KIT: dict[str, str] = {}  # a homework's kit digest when this command line first graded it
+KIT_CHANGED = ("файлы самого набора (grader/, tests/{hw}/, предоставленные модули) изменились с начала проверки: "
+               "оценка не выставлена. Похоже, проверяемый код записал в них; восстановите набор (git checkout или "
+               "заново распакуйте копию) и запустите проверку снова.")
 
 
 def check_results(records: list[dict], guard: bool = True) -> list[CheckResult]:
@@ -123,11 +128,15 @@ def run_parts(hw: Homework, selected: list[tuple[Part, list[str] | None]], impl:
     its own, with the part's time limit per check (``timeout`` overrides it)."""
     started = time.perf_counter()
     results = {part.id: PartResult(part) for part, _ in selected}
+    kit = _KIT.setdefault(hw.name, kit_digest(hw))
     targets, selects = [], []
     for part, selection in selected:
         test_file = hw.tests_dir / part.tests
         if not test_file.is_file():
             results[part.id].error = f"нет файла с проверками {test_file.relative_to(ROOT)}"
+            continue
+        if kit_digest(hw) != kit:  # an earlier submission's code changed the kit: this one is not graded with it
+            results[part.id].error = KIT_CHANGED.format(hw=hw.name)
             continue
         targets.append(test_file.as_posix())
         selects += [f"--select={part.tests}::{s}" for s in selection or []]  # the plugin selects: one collection
@@ -147,6 +156,9 @@ def run_parts(hw: Homework, selected: list[tuple[Part, list[str] | None]], impl:
             if nursery is not None:
                 nursery.remove()
         _sort(hw, selected, results, records, output, stuck, forged)
+        if kit_digest(hw) != kit:  # changed while this process graded: its verdicts are not a grade
+            for r in results.values():
+                r.checks, r.error = [], KIT_CHANGED.format(hw=hw.name)
     seconds = time.perf_counter() - started
     for r in results.values():
         r.seconds = seconds

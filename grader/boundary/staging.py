@@ -5,17 +5,19 @@ notebook), and packages of them, never a link (a link could point at the referen
 file, never a module named like one of the kit's provided modules (the kit's own copy goes in its place). Each
 module's text is kept as it was copied, so that a hang report quotes the staged file, never a path the worker
 names. The checking process imports the kit's provided modules (``envs``) from the kit's tree, never the
-submission's copy.
+submission's copy; the command line checks that tree's digest (:func:`kit_digest`) before and after each
+checking process, so a kit changed by a worker (where no namespace keeps it read-only) grades nobody.
 """
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import shutil
 import sys
 from pathlib import Path
 
-from grader.homeworks import Homework
+from grader.homeworks import ROOT, Homework
 
 _IGNORED = {"__pycache__", ".ipynb_checkpoints", ".git", ".pytest_cache"}
 
@@ -67,3 +69,20 @@ def import_provided(hw: Homework, name: str):
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def kit_files(hw: Homework) -> list[Path]:
+    """What the checking process imports or stages from the kit: the grader, the homework's checks and their
+    data, its provided modules."""
+    files = [*sorted((ROOT / "grader").rglob("*.py")), ROOT / "homework" / "check.py",
+             *sorted(p for p in hw.tests_dir.iterdir() if p.suffix in (".py", ".toml")),
+             *provided_modules(hw).values(), *(hw.homework_dir / f"{m}.py" for m in provided_modules(hw))]
+    return [p for p in dict.fromkeys(files) if p.is_file()]
+
+
+def kit_digest(hw: Homework) -> str:
+    """The SHA-256 of :func:`kit_files`, names and contents."""
+    digest = hashlib.sha256()
+    for path in kit_files(hw):
+        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()

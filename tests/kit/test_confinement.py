@@ -6,11 +6,14 @@ they are not, those tests skip with the reason, and the fallback is tested inste
 """
 from __future__ import annotations
 
+import csv
 import os
 import platform
 import shutil
 import socket
+import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 from pathlib import Path
@@ -239,3 +242,63 @@ def test_what_a_worker_writes_goes_to_a_small_private_tmp_never_to_the_host_disk
     assert seen["write_cwd"].startswith("refused"), seen["write_cwd"]  # its scratch folder is read-only
     assert seen["fill_tmp"].startswith("refused"), seen["fill_tmp"]  # 120 MB > the private /tmp's 64 MB
     assert not list(session.tmp.rglob("written.bin"))
+
+
+WRITES_THE_KIT = textwrap.dedent('''
+    import os, sys
+
+    for folder in sys.path:  # the kit's root is on the worker's import path
+        for owner in ("homework", "solutions"):
+            path = os.path.join(folder, owner, "s6-hw00-rl-foundations", "envs.py")
+            try:
+                with open(path, "a") as f:
+                    f.write("\\nPOISONED = True\\n")
+            except OSError:
+                pass
+''')
+
+
+@pytest.mark.parametrize("layer", ["namespaces", "limits-only"])
+def test_a_kit_that_a_worker_changed_grades_nobody(tmp_path, layer):
+    """The checking process imports the kit's provided modules and checks: where no namespace keeps the kit
+    read-only to the worker (a kit others may write), the command line sees the kit's digest change and gives
+    no grade, for this submission and every later one, instead of grading with a poisoned kit."""
+    if layer == "namespaces" and not confine.namespaces_available():
+        pytest.skip("no Linux namespaces on this machine")
+    kit = Path(tempfile.mkdtemp(prefix="kit-copy-"))  # a copy of the kit, reachable by the worker's user
+    try:
+        for name in ("grader", "homework", f"tests/{HW}", f"solutions/{HW}"):
+            shutil.copytree(ROOT / name, kit / name, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy2(ROOT / "pyproject.toml", kit / "pyproject.toml")
+        for path in [kit, *kit.rglob("*")]:
+            os.chmod(path, 0o755 if path.is_dir() else 0o644)
+        for owner in ("homework", "solutions"):
+            os.chmod(kit / owner / HW / "envs.py", 0o666)
+        submission = tmp_path / "work"
+        shutil.copytree(ROOT / "homework" / HW, submission, ignore=shutil.ignore_patterns("__pycache__"))
+        (submission / "dp.py").write_text((submission / "dp.py").read_text() + WRITES_THE_KIT)
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1",
+                   **({"HWKIT_CONFINE": "off"} if layer == "limits-only" else {}))
+        check = [sys.executable, str(kit / "homework" / "check.py"), HW, "dp", "mc_td", "--jobs", "1"]
+        solo = subprocess.run([*check, "--dir", str(submission)], capture_output=True, text=True, env=env,
+                              timeout=300)
+        (kit / "solutions" / HW / "envs.py").write_bytes((ROOT / "solutions" / HW / "envs.py").read_bytes())
+        (kit / "homework" / HW / "envs.py").write_bytes((ROOT / "homework" / HW / "envs.py").read_bytes())
+        batch = tmp_path / "class"
+        shutil.copytree(submission, batch / "a_first")  # graded first: it changes the kit again
+        shutil.copytree(ROOT / "solutions" / HW, batch / "b_second", ignore=shutil.ignore_patterns("__pycache__"))
+        scores = tmp_path / "scores.csv"
+        subprocess.run([*check, "--batch", str(batch), "--csv", str(scores)], capture_output=True, text=True,
+                       env=env, timeout=300)
+        rows = {row["submission"]: row for row in csv.DictReader(scores.open(encoding="utf-8"))}
+        changed = "POISONED" in (kit / "solutions" / HW / "envs.py").read_text()
+        if layer == "namespaces":
+            assert not changed and "оценка не выставлена" not in solo.stdout, solo.stdout
+            assert float(rows["b_second"]["total"]) == 30 and not rows["b_second"]["error"], rows
+        else:
+            assert changed, "the copy of the kit was not writable to the worker: the test proves nothing"
+            assert solo.returncode != 0 and "изменились с начала проверки: оценка не выставлена" in solo.stdout, \
+                solo.stdout
+            assert float(rows["b_second"]["total"]) == 0 and rows["b_second"]["error"], rows  # no grade, and why
+    finally:
+        shutil.rmtree(kit, ignore_errors=True)
