@@ -36,7 +36,8 @@ sys.path.insert(0, str(ROOT))
 
 import pytest  # noqa: E402
 
-from grader import homeworks, report, zygote  # noqa: E402
+from grader import homeworks, report  # noqa: E402
+from grader.boundary import zygote  # noqa: E402
 from grader.results import CheckResult  # noqa: E402
 from grader.runner import PYTEST_FLAGS, Reader, check_results, guarded  # noqa: E402
 
