@@ -194,6 +194,14 @@ _sabotage()
 '''
 
 
+# a planted module that ran anywhere would also fail every check of the session it ran in
+PLANTED = """
+def pytest_collection_modifyitems(items):
+    for item in items:
+        item.add_marker(__import__("pytest").mark.skip(reason="planted"))
+"""
+
+
 def _kit_copy(target):
     """The kit's tracked files in a folder of their own: even a sabotage that worked could not harm the repository."""
     import shutil
@@ -242,6 +250,8 @@ def test_a_saboteur_changes_nothing_of_the_kit_the_classmates_or_the_results(tmp
                "folders": [str(kit / "grader"), str(subs / "anna"), str(out), str(subs)]}
     (subs / "zoe").mkdir()
     (subs / "zoe" / "ppo.py").write_text(SOLUTION + SABOTAGE.format(targets=targets, token=token), encoding="utf-8")
+    for planted in ("conftest.py", "numpy.py", "sitecustomize.py", "pytest.py"):  # each would run the sabotage
+        (subs / "zoe" / planted).write_text(SABOTAGE.format(targets=targets, token=token) + PLANTED, encoding="utf-8")
     kit_before, subs_before = snapshot(kit), snapshot(subs)
     check = [sys.executable, str(kit / "homework" / "check.py"), HW, "ppo"]
     proc = subprocess.run([*check, "--batch", str(subs), "--jobs", "2", "--csv", str(out / "scores.csv"),
