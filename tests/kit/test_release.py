@@ -118,8 +118,8 @@ def test_copy_installs_and_imports_its_own_grader(copy, tmp_path):
     proc = _run(sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", *offline,
                 "--disable-pip-version-check", "--target", str(target), str(source), cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    installed = {p.name for p in (target / "grader").glob("*.py")}
-    assert {"cli.py", "runner.py", "plugin.py", "checks.py", "loading.py"} <= installed
+    installed = {p.relative_to(target / "grader").as_posix() for p in (target / "grader").rglob("*.py")}
+    assert {"cli.py", "runner.py", "plugin.py", "checks.py", "boundary/loading.py", "boundary/worker.py"} <= installed
     assert not installed & {"build.py", "stubs.py", "release.py", "batch.py", "notebook_build.py", "gradescope.py"}
     code = ("import sys, grader.cli, grader.plugin, grader.runner, grader.export\n"
             "mods = [m for m in sys.modules.values() if m.__name__.split('.')[0] == 'grader']\n"
