@@ -82,15 +82,15 @@ class Graded:
             result = PartResult(part, [CheckResult(**c) for c in entry["checks"]])
             graded[Path(path)] = result, scoreboard(hw, [result], "модули", f"python homework/check.py {hw.name}")
             if "whole" in entry:
-                self.whole[Path(path)] = entry["checks"], entry["whole"]
+                self.whole[Path(path)] = entry["checks"], entry["whole"], entry["remembered"]
         return graded
 
     def __getitem__(self, path: Path):
         return self.futures[path].result()[path]
 
     def compared(self, path: Path):
-        """(the check records of ``path``'s grading, those of the same mutant graded on every check), for a path of
-        ``whole``; None when that mutant was graded on every check anyway."""
+        """(the check records of ``path``'s grading, those of the same mutant graded on every check, how many of its
+        calls got the reference's answer), for a path of ``whole``; None when it was graded on every check anyway."""
         self.futures[path].result()
         return self.whole.get(path)
 

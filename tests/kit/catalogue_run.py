@@ -13,8 +13,12 @@ A mutant is graded on the checks whose verdict it can change, and only as far as
 - The feedback opens with the failed subject first in the module's order (callees first): the checks about later
   functions run only when none up to the first changed one failed (``plan``), or when a guard check's count
   (grader.runner.guarded, applied to the whole part here) still depends on them.
-The kit's tests grade a few mutants on every check as well and compare (``"whole": true``): every verdict and
-message kept or computed, and the first block of the feedback, must be the same.
+- A call of a function the mutant does not change, on the arguments the reference's grading called it with, gets
+  the reference's answer (``Memo``), when that call changed none of the test's objects: the 3 s of SARSA training
+  a check of Q-learning also compares against are not paid again for each mutant of Q-learning. The reference's
+  functions are deterministic given their arguments (their randomness comes from the generator or seed passed).
+The kit's tests grade a few mutants on every check, every call made for real, as well and compare (``"whole":
+true``): every verdict and message kept or computed, and the first block of the feedback, must be the same.
 
 Usage: ``python catalogue_run.py JOB.json OUT.json``; JOB holds the homework, the part, the reference's folder and
 the mutants (``{"path", "folder", "whole"}``); OUT gets each implementation's check records (grader.results).
@@ -27,6 +31,7 @@ import dataclasses
 import io
 import json
 import os
+import pickle
 import sys
 import tempfile
 from pathlib import Path
@@ -34,12 +39,77 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from grader import homeworks, report  # noqa: E402
-from grader.boundary import zygote  # noqa: E402
+from grader.boundary import answers, zygote  # noqa: E402
+from grader.boundary.session import Session  # noqa: E402
+from grader.boundary.staging import provided_modules  # noqa: E402
 from grader.results import CheckResult  # noqa: E402
 from grader.runner import PYTEST_FLAGS, Reader, check_results, guarded  # noqa: E402
+
+
+class Memo:
+    """The answers of the reference's calls that changed none of the test's objects, and, while a mutant is graded,
+    those answers for its calls of the functions it does not change.
+
+    A call is known by its arguments, with one thing left out: the generator of each space of the kit's environments
+    (``np_random``: it starts from the operating system's entropy, as Gymnasium's does, and only ``sample()`` reads
+    it). The reference's code never calls ``sample`` (``reads_spaces`` would say so, and then nothing is left out),
+    so its answer does not depend on it.
+    """
+
+    def __init__(self, kit: set[str], solution: str):
+        self.kit = kit
+        self.whole_state = reads_spaces(solution)
+        self.answers: dict[bytes, bytes] = {}
+        self.used = 0  # calls answered here
+        self.recording = False  # the reference is being graded
+        self.unchanged: set[str] | None = None  # the functions of the module the mutant graded now leaves as they are
+        real = Session.call
+
+        def call(session, module, function, args, kwargs, repeat=0, track=True):
+            key = self._key(module, function, args, kwargs, repeat, track)
+            if key is not None and self.unchanged is not None and function in self.unchanged and key in self.answers:
+                session.load(module)
+                self.used += 1
+                if function not in session.check.functions:
+                    session.check.functions.append(function)
+                return pickle.loads(self.answers[key])
+            before = [answers.fingerprint(v) for v in (*args, *kwargs.values())]
+            value = real(session, module, function, args, kwargs, repeat, track)
+            if self.recording and key is not None \
+                    and before == [answers.fingerprint(v) for v in (*args, *kwargs.values())]:
+                self.answers[key] = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+            return value
+
+        Session.call = call
+
+    def _key(self, *call) -> bytes | None:
+        try:
+            return pickle.dumps(call if self.whole_state else self._form(call), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # noqa: BLE001 - what cannot be a key is not remembered
+            return None
+
+    def _form(self, value, depth: int = 0):
+        if depth > 20:
+            raise ValueError("too deep")
+        if type(value).__module__ in self.kit and hasattr(value, "__dict__"):
+            return (type(value).__module__, type(value).__qualname__,
+                    {k: self._form(v, depth + 1) for k, v in sorted(vars(value).items())
+                     if not (k == "np_random" and isinstance(v, np.random.Generator))})
+        if type(value) in (list, tuple):
+            return type(value)(self._form(v, depth + 1) for v in value)
+        if type(value) is dict:
+            return {k: self._form(v, depth + 1) for k, v in value.items()}
+        return value
+
+
+def reads_spaces(solution: str) -> bool:
+    """Whether the module's code may read an environment's own generator (``np_random``, ``sample``, ``seed``)."""
+    return any(isinstance(n, ast.Attribute) and n.attr in ("np_random", "sample", "seed")
+               for n in ast.walk(ast.parse(solution)))
 
 
 def grade(hw, part, folder: str, select: list[str] | None = None) -> list[dict]:
@@ -150,14 +220,25 @@ def main(job_file: str, out_file: str) -> None:
     solution = (hw.solutions_dir / f"{part.module}.py").read_text(encoding="utf-8")
     order, _ = report.function_order(hw, part)
     rank = {f: i for i, f in enumerate(order)}
-    out = {}
+    functions = {n.name for n in ast.parse(solution).body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    kit = set(provided_modules(hw)) | {p.stem for p in hw.tests_dir.glob("*.py")}
+    out, memo = {}, Memo(kit, solution)
     with zygote.kept():
+        memo.recording = True
         reference = _guarded(grade(hw, part, str(hw.solutions_dir)))
+        memo.recording = False
+        if any(c["outcome"] != "passed" for c in reference):  # every mutant's verdicts rest on the reference's
+            raise SystemExit(f"the reference fails checks of {part.id}: "
+                             + "; ".join(f"{c['name']}: {c['message'][:200]}" for c in reference
+                                         if c["outcome"] != "passed"))
         for mutant in job["mutants"]:
-            staged = plan(reference, reach(solution, Path(mutant["path"]).read_text(encoding="utf-8")), order)
+            changed = reach(solution, Path(mutant["path"]).read_text(encoding="utf-8"))
+            staged = plan(reference, changed, order)
+            memo.unchanged, memo.used = (None if changed is None else functions - changed), 0
             out[mutant["path"]] = {"checks": grade_mutant(hw, part, mutant["folder"], reference, staged, rank)}
+            memo.unchanged = None  # graded on every check: every call made for real
             if mutant.get("whole") and staged is not None:
-                out[mutant["path"]]["whole"] = _guarded(grade(hw, part, mutant["folder"]))
+                out[mutant["path"]].update(whole=_guarded(grade(hw, part, mutant["folder"])), remembered=memo.used)
     Path(out_file).write_text(json.dumps(out), encoding="utf-8")
 
 
