@@ -454,8 +454,9 @@ def test_a_conftest_beside_the_modules_or_the_notebook_is_never_loaded(graded, c
 
 
 def _doing_nothing(folder: Path, how: str) -> None:
-    """Every part's module with each function replaced: raising ValueError on every input, or, for control, one
-    constant answer after env.reset()."""
+    """Every part's module with each function replaced: raising ValueError on every input, returning its first
+    argument (``echo``: at γ = 0 the returns are the rewards), or, for control, one constant answer (the greedy
+    action of a check's Q) after env.reset()."""
     import ast
 
     folder.mkdir(parents=True)
@@ -465,11 +466,13 @@ def _doing_nothing(folder: Path, how: str) -> None:
         names = [n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name[0] != "_"]
         if how == "raise":
             extra = "".join(f"\n\ndef {n}(*args, **kwargs):\n    raise ValueError('неверный вход')\n" for n in names)
+        elif how == "echo":
+            extra = "".join(f"\n\ndef {n}(*args, **kwargs):\n    return args[0] if args else None\n" for n in names)
         elif module == "control":
             extra = textwrap.dedent("""
 
                 def epsilon_greedy(q_values, epsilon, rng):
-                    return 0
+                    return 1
 
 
                 def q_learning(env, n_episodes, alpha=0.5, gamma=1.0, epsilon=0.1, seed=0):
@@ -484,7 +487,7 @@ def _doing_nothing(folder: Path, how: str) -> None:
         (folder / f"{module}.py").write_text(source + extra, encoding="utf-8")
 
 
-@pytest.mark.parametrize("how", ["raise", "constant"])
+@pytest.mark.parametrize("how", ["raise", "echo", "constant"])
 def test_code_that_does_nothing_earns_nothing(tmp_path, how):
     _doing_nothing(tmp_path / "student", how)
     out = tmp_path / "results.json"

@@ -228,8 +228,9 @@ def test_epsilon_greedy_greedy(control):
     check_that(set(int(a) for a in got) == {1}, what="epsilon_greedy(Q = [0.1, 0.5, −1, 0.2], ε = 0) 200 раз",
                expected="всегда действие 1", got=f"действия {sorted(set(int(a) for a in got))}", hint=hint)
     check_unchanged(before, q, name="q_values", function="epsilon_greedy")
-    got = control.epsilon_greedy([0.1, 0.5, -1.0, 0.2], 0.0, rng)
-    check_that(int(got) == 1, what="epsilon_greedy принимает список Python", expected="1", got=fmt(got))
+    got = control.epsilon_greedy([0.3, -0.5, 0.1, 0.9], 0.0, rng)  # another greedy action: no constant passes
+    check_that(int(got) == 3, what="epsilon_greedy([0.3, −0.5, 0.1, 0.9], ε = 0): Q — список Python",
+               expected="действие 3", got=fmt(got), hint=hint)
 
 
 @graded("ε-жадный выбор: ничьи в argmax разбиваются случайно (в начале обучения Q = 0 везде)", subject="epsilon_greedy")

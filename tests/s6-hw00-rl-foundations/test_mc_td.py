@@ -312,7 +312,9 @@ def test_returns_courier(mc_td):
     check_that(rewards == [1.0, 0.0, 2.0], what="discounted_returns не меняет rewards", got=str(rewards))
 
 
-@graded("Отдачи при γ = {gamma}: {expected}", subject="discounted_returns")
+# at γ = 0 the rewards themselves are the answer: a function returning its input passes, so these count only with
+# a passed check of the general case (guard)
+@graded("Отдачи при γ = {gamma}: {expected}", subject="discounted_returns", guard=True)
 @pytest.mark.parametrize("gamma,expected", [(1.0, [4.0, 3.0, 2.0, -1.0]), (0.0, [1.0, 1.0, 3.0, -1.0])],
                          ids=["gamma1", "gamma0"])
 def test_returns_edge_gammas(mc_td, gamma, expected):
