@@ -243,7 +243,7 @@ def _follow(cmd: list[str], tmp: Path, token: str, limit: float,
         stuck, forged = False, 0
         while True:
             try:
-                line = lines.get(timeout=limit + SILENCE_LIMIT)
+                line = lines.get(timeout=limit * confine.WALL_FACTOR + SILENCE_LIMIT)
             except queue.Empty:
                 stuck = True
                 proc.kill()

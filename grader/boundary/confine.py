@@ -34,6 +34,10 @@ LIMITS_ONLY = "без пространств имён: только чистое
 UNSHARE = ["--user", "--map-root-user", "--pid", "--fork", "--mount-proc", "--net", "--mount", "--kill-child"]
 MEMORY_BYTES = 3 * 2**30  # address space of the worker
 CPU_SECONDS = 900  # a backstop: the grading process ends a call long before
+# a check's time limit is the CPU time of the worker (its own threads included): a machine busy with other
+# submissions slows a check down but does not fail it; a check that waits (sleeps, blocks) ends past this
+# multiple of the limit in wall-clock time
+WALL_FACTOR = 4.0
 FILE_BYTES = 64 * 2**20  # the largest file the student's code may write
 OPEN_FILES = 256
 TMP_SIZE = "64m"  # the worker's private /tmp

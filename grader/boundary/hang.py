@@ -86,21 +86,27 @@ class HangReport:
 
 
 class Watchdog(threading.Thread):
-    """Past the deadline of the running request, writes every thread's stack to the hang file and ends the
-    process (the grading process then reads where the code was). Arming it costs one assignment."""
+    """Past the running request's limits (the process's CPU time, or a wall-clock backstop), writes every thread's
+    stack to the hang file and ends the process (the grading process then reads where the code was)."""
 
     TICK = 0.02  # s between looks at the clock
 
     def __init__(self, hang_file):
         super().__init__(daemon=True, name="hwkit-watchdog")
         self.hang_file = hang_file
-        self.deadline: float | None = None
+        self.limits: tuple[float, float] | None = None  # (CPU time, wall-clock time) the request must end by
+
+    def arm(self, cpu_seconds: float, wall_seconds: float) -> None:
+        self.limits = (time.process_time() + max(cpu_seconds, 0.05), time.monotonic() + max(wall_seconds, 0.05))
+
+    def disarm(self) -> None:
+        self.limits = None
 
     def run(self) -> None:
         while True:
             time.sleep(self.TICK)
-            deadline = self.deadline
-            if deadline is not None and time.monotonic() > deadline:
+            limits = self.limits
+            if limits is not None and (time.process_time() > limits[0] or time.monotonic() > limits[1]):
                 self.hang_file.seek(0)
                 self.hang_file.truncate()
                 faulthandler.dump_traceback(file=self.hang_file, all_threads=True)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.boundary import answers
+from grader.boundary.confine import WALL_FACTOR
 from grader.boundary.errors import BadAnswer, CallTimeout, HungFunction, RemoteError, WorkerCrashed, remote_error
 from grader.boundary.link import Link
 from grader.boundary.loading import MissingFunction, ModuleLoadError
@@ -30,7 +31,8 @@ class _Check:
     nodeid: str = ""
     title: str = ""
     seed: int | None = None
-    deadline: float = float("inf")
+    deadline: float = float("inf")  # wall-clock: the backstop for code that waits
+    cpu_left: float = float("inf")  # the worker's CPU time the check may still use
     functions: list[str] = field(default_factory=list)
     mutated: list[tuple[str, str]] = field(default_factory=list)  # (function, parameter) it changed in place
 
@@ -77,7 +79,7 @@ class Session:
         self.link.prepare()
 
     def begin_check(self, nodeid: str, title: str, seed: int) -> None:
-        self.check = _Check(nodeid, title, seed, time.monotonic() + self.limit)
+        self.check = _Check(nodeid, title, seed, time.monotonic() + self.limit * WALL_FACTOR, self.limit)
 
     def end_check(self) -> list[str]:
         functions, self.check = self.check.functions, _Check()
@@ -98,7 +100,7 @@ class Session:
         if name in self.link.loaded:
             return self.link.loaded[name]
         try:
-            answer = self.link.ask(("load", name, self.limit), self.limit)
+            answer = self.link.ask(("load", name, (self.limit, self.limit * WALL_FACTOR)), self.limit * WALL_FACTOR)
         except TimeoutError:
             self.link.discard()
             error = ModuleLoadError(f"превышено время ({self.limit:g} с) при загрузке модуля {name}.py: похоже, на "
@@ -141,11 +143,12 @@ class Session:
         if function not in self.check.functions:
             self.check.functions.append(function)
         seed, self.check.seed = self.check.seed, None
-        seconds = self.check.deadline - time.monotonic() if self.check.nodeid else self.limit
-        request = ("call", module, function, tuple(args), dict(kwargs), seed, max(seconds, 0.05), int(repeat),
-                   bool(track))
+        started = time.monotonic()
+        wall = max(self.check.deadline - started if self.check.nodeid else self.limit * WALL_FACTOR, 0.05)
+        cpu = max(min(self.check.cpu_left, self.limit), 0.05)
+        request = ("call", module, function, tuple(args), dict(kwargs), seed, (cpu, wall), int(repeat), bool(track))
         try:
-            answer = self.link.ask(request, max(seconds, 0.05))
+            answer = self.link.ask(request, wall)
         except TimeoutError:
             where = self.link.where(function)
             self.link.discard()
@@ -158,15 +161,18 @@ class Session:
             raise WorkerCrashed(f"процесс, выполнявший ваш код, завершился посреди вызова {function} ({exc}): ваш код "
                                 "вызвал os._exit, завершил интерпретатор, упал или превысил предел памяти. "
                                 "Остальные проверки продолжены в новом процессе.") from None
-        return self._answer(answer, function, args, kwargs, track)
+        return self._answer(answer, function, args, kwargs, track, time.monotonic() - started)
 
-    def _answer(self, answer, function: str, args: tuple, kwargs: dict, track: bool = True):
+    def _answer(self, answer, function: str, args: tuple, kwargs: dict, track: bool, seconds: float):
         try:
             kind, value, sync = answers.unpack(answer, function, answers.tracked(args, kwargs, self.kit) if track
                                                else set())
         except WorkerCrashed:
             self.link.discard()
             raise
+        # the CPU time the worker says the call took, never more than the time it took: off the check's limit
+        cpu = sync.get("cpu")
+        self.check.cpu_left -= min(float(cpu), seconds) if type(cpu) is float and cpu >= 0 else seconds
         changed = answers.apply(sync, args, kwargs, function)
         names = sync.get("names") if type(sync.get("names")) is dict else {}
         self.check.mutated += [(function, str(names.get(k, k))) for k in changed]

@@ -14,8 +14,9 @@ requests from the grading process (pickled tuples: trusted) and answers with pla
 - ``("bye",)``: end.
 
 Each request comes as ``(number, request)`` and its answer repeats the number. Each request runs under a
-watchdog thread: past its seconds, faulthandler writes every thread's stack to the hang file and the process
-exits; the grading process reads where the code was.
+watchdog thread: past its ``seconds`` (a pair: the process's CPU time, and a wall-clock backstop), faulthandler
+writes every thread's stack to the hang file and the process exits; the grading process reads where the code was.
+``sync`` also says how much CPU time the call took, which the grading process takes off the check's limit.
 """
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ class Worker:
 
     # ---- requests ---------------------------------------------------------------------------------
 
-    def load(self, name: str, seconds: float):
+    def load(self, name: str, seconds: tuple):
         self._arm(seconds)
         try:
             module = self.impl.module(name)
@@ -61,7 +62,7 @@ class Worker:
         callables = sorted(k for k, v in vars(module).items() if callable(v) and not k.startswith("__"))
         return ("loaded", callables, list(getattr(self.impl, "cell_errors", [])))
 
-    def call(self, module: str, function: str, args: tuple, kwargs: dict, seed, seconds: float, repeat: int = 0,
+    def call(self, module: str, function: str, args: tuple, kwargs: dict, seed, seconds: tuple, repeat: int = 0,
              track: bool = True):
         if seed is not None:  # a new check: the global generators as the check's seed makes them
             random.seed(seed)
@@ -75,6 +76,7 @@ class Worker:
                       **{k: _fingerprint(v) for k, v in kwargs.items()}}
         args = list(args)
         self._arm(seconds)
+        started = time.process_time()
         try:
             func = getattr(self.impl.module(module), function)
             names = _parameter_names(func)
@@ -84,9 +86,10 @@ class Worker:
                 value = func(*args, **kwargs)
         except BaseException as exc:  # noqa: BLE001 - whatever the student's code raises is reported
             self._disarm()
-            return ("raise", self._error(exc), self._sync(args, kwargs, before, journals, locals().get("names")))
+            cpu = time.process_time() - started
+            return ("raise", self._error(exc), self._sync(args, kwargs, before, journals, locals().get("names"), cpu))
         self._disarm()
-        return ("return", value, self._sync(args, kwargs, before, journals, names))
+        return ("return", value, self._sync(args, kwargs, before, journals, names, time.process_time() - started))
 
     def _guest(self, value, key, journals: dict):
         if is_kit(value, self.kit):
@@ -94,17 +97,18 @@ class Worker:
             record(value, journals[key], (), self.kit)
         return value
 
-    def _sync(self, args: list, kwargs: dict, before: dict, journals: dict, names: list | None) -> dict:
+    def _sync(self, args: list, kwargs: dict, before: dict, journals: dict, names: list | None, cpu: float) -> dict:
         """Every mutable argument as it is after the call (with their parameter names; the checking process
         compares them with its own: it never takes this process's word that nothing changed) and the journals of
-        the kit's objects."""
+        the kit's objects, and the CPU time the call took."""
         changed = {}
         for key, value in [*enumerate(args), *kwargs.items()]:
             if key in journals or before.get(key) is None:
                 continue
             changed[key] = value
         named = {k: names[k] if isinstance(k, int) and names and k < len(names) else str(k) for k in changed}
-        return {"changed": changed, "names": named, "journals": {k: wire.Journal(j) for k, j in journals.items()}}
+        return {"changed": changed, "names": named, "journals": {k: wire.Journal(j) for k, j in journals.items()},
+                "cpu": cpu}
 
     def _error(self, exc: BaseException) -> dict:
         frames = [[f.filename, f.lineno, f.name, (f.line or "").strip()]
@@ -139,11 +143,11 @@ class Worker:
 
     # ---- the watchdog --------------------------------------------------------------------------------
 
-    def _arm(self, seconds: float) -> None:
-        self.watchdog.deadline = time.monotonic() + max(seconds, 0.05)
+    def _arm(self, seconds: tuple) -> None:
+        self.watchdog.arm(float(seconds[0]), float(seconds[1]))
 
     def _disarm(self) -> None:
-        self.watchdog.deadline = None
+        self.watchdog.disarm()
 
 
 def _parameter_names(func) -> list[str]:
@@ -194,7 +198,8 @@ def _reply(out, number: int, message: tuple) -> None:
 
 def _plain_sync(sync: dict) -> dict:
     """``sync`` without the values that cannot be sent (they are reported as such)."""
-    plain: dict = {"changed": {}, "journals": {}, "unsendable": {}, "names": sync.get("names", {})}
+    plain: dict = {"changed": {}, "journals": {}, "unsendable": {}, "names": sync.get("names", {}),
+                   "cpu": sync.get("cpu")}
     for part in ("changed", "journals"):
         for key, value in sync[part].items():
             try:

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from grader import homeworks
+from grader.boundary import confine
 from grader.homeworks import ROOT
 from kit import HW, run_check
 
@@ -95,6 +96,31 @@ def test_infinite_loop_fails_that_check_with_a_time_limit_and_the_rest_is_graded
     # the other checks ran in a fresh process and passed: 1 + 5 clipping cases + 1
     assert sum(t["status"] == "passed" for t in checks.values()) == 7
     assert "превышено время (1 с)" in proc.stdout
+
+
+@pytest.mark.parametrize("seconds,passes", [(1.5, True), (60.0, False)], ids=["waits", "waits-too-long"])
+def test_the_time_limit_counts_the_workers_cpu_so_a_busy_machine_fails_no_check(tmp_path, seconds, passes):
+    """A check's limit is the CPU time the student's code takes (a machine busy with a classmate's submission
+    slows it, and that time is not on the CPU); a call that only waits ends past the wall-clock backstop."""
+    folder = submission(tmp_path, f"""
+        import time as _time
+
+        _td_errors = td_errors
+
+
+        def td_errors(rewards, values, last_value, gamma):
+            _time.sleep({seconds})
+            return _td_errors(rewards, values, last_value, gamma)
+    """)
+    started = time.monotonic()
+    _, _, checks = grade(tmp_path, folder, "ppo::test_td_errors_courier", timeout=1)
+    took = time.monotonic() - started
+    check = checks["test_td_errors_courier"]
+    if passes:
+        assert check["status"] == "passed", check["output"]
+    else:
+        assert check["extra_data"]["kind"] == "timeout" and "превышено время (1 с)" in check["output"], check
+        assert took < 30, f"the wall-clock backstop ({confine.WALL_FACTOR:g} × 1 s) did not end the call: {took:.0f} s"
 
 
 def test_a_function_that_hangs_costs_the_time_limit_once_per_function_not_per_check(tmp_path, reference):
