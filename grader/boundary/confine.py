@@ -122,14 +122,25 @@ def reap(token: str) -> None:
 
 def enter(config: dict) -> str:
     """Apply the confinement the grading process chose; called by the worker before any student code."""
+    level = NAMESPACES if config["confined"] else LIMITS_ONLY
     if config["confined"]:
         _private_root(config)
-        _drop_capabilities()  # root of its namespaces only while it builds them: no remounting them afterwards
     elif hasattr(os, "geteuid") and os.geteuid() == 0 and _others_can_run(config):
         _become_nobody()  # without namespaces, never run a submission as root (when nobody can run Python)
+        level += "; от имени nobody"
+    elif hasattr(os, "geteuid"):  # the report says what the code could reach
+        level += ("; от имени того же пользователя, что и проверка" + (" (root)" if os.geteuid() == 0 else "")
+                  + ": код может читать его файлы")
+    if config["confined"]:
+        _drop_capabilities()  # root of its namespaces only while it builds them: no remounting them afterwards
+    elif sys.platform.startswith("linux"):
+        try:
+            _drop_capabilities()  # root without namespaces keeps no capability either (no ptrace, no kill, no mount)
+        except OSError:
+            pass
     _no_new_privileges()
     _limits(config)
-    return NAMESPACES if config["confined"] else LIMITS_ONLY
+    return level
 
 
 NOBODY = 65534

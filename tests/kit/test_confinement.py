@@ -196,6 +196,9 @@ def test_resource_limits_apply_without_namespaces(tmp_path):
             return {name: resource.getrlimit(getattr(resource, name))[0]
                     for name in ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NOFILE", "RLIMIT_CORE")}
 
+        def capabilities():
+            return [line.split()[1] for line in open("/proc/self/status") if line.startswith("CapEff")][0]
+
         def td_errors(rewards, values, last_value, gamma):
             return bytearray(8 * 2**30)  # more memory than the worker may have
     '''), encoding="utf-8")
@@ -206,6 +209,9 @@ def test_resource_limits_apply_without_namespaces(tmp_path):
         got = session.module("ppo").limits()
         assert got == {"RLIMIT_AS": confine.MEMORY_BYTES, "RLIMIT_CPU": confine.CPU_SECONDS,
                        "RLIMIT_FSIZE": confine.FILE_BYTES, "RLIMIT_NOFILE": confine.OPEN_FILES, "RLIMIT_CORE": 0}
+        if sys.platform.startswith("linux"):  # root without namespaces (and without nobody) keeps no capability
+            assert int(session.module("ppo").capabilities(), 16) == 0
+        assert "от имени" in session.level, session.level  # the report says whose files the code could read
         with pytest.raises(MemoryError):
             session.module("ppo").td_errors([1.0], [1.0], 0.0, 0.9)
         session.close()
