@@ -59,6 +59,10 @@ def find_submissions(folder: Path) -> list[Submission]:
                 found.append(Submission(escape.name(entry.name), notebooks[0], "notebook"))
             else:
                 found.append(Submission(escape.name(entry.name), entry, "folder"))
+    names = [s.name for s in found]
+    for sub in found:  # alice/ and alice.ipynb: two rows that say which is which
+        if names.count(sub.name) > 1 and sub.path.parent == folder and sub.path.is_file():
+            sub.name = escape.name(sub.path.name)
     taken: set[str] = set()
     for sub in found:
         sub.stem = escape.file_stem(sub.name, taken)

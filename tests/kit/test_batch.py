@@ -298,6 +298,8 @@ def test_names_are_data_in_the_csv_the_feedback_files_and_the_summary(tmp_path):
     with open(csv_path, encoding="utf-8", newline="") as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == 7
+    names = [row["submission"] for row in rows]
+    assert len(set(names)) == 7 and {"alice", "alice.ipynb"} <= set(names), names  # each row says whose it is
     for row in rows:
         for cell in row.values():
             assert "\x1b" not in cell and not cell.startswith(("=", "+", "-", "@")), row
