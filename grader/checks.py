@@ -191,14 +191,17 @@ def as_array(got: Any, what: str, *, ndim: int | None = None) -> np.ndarray:
 
 
 def _match_mistake(got: np.ndarray, mistakes: Mapping[str, Any] | None, atol: float, rtol: float) -> str:
+    """The diagnosis, when exactly one typical mistake gives this answer: where two do, naming either could send the
+    student the wrong way, so none is named."""
+    matched = []
     for name, value in (mistakes or {}).items():
         try:
             value = np.asarray(value, dtype=float)
         except (TypeError, ValueError):
             continue
         if value.shape == got.shape and np.allclose(got, value, atol=atol, rtol=rtol):
-            return f"Похоже на типичную ошибку: {name}."
-    return ""
+            matched.append(name)
+    return f"Похоже на типичную ошибку: {matched[0]}." if len(matched) == 1 else ""
 
 
 def check_close(got: Any, expected: Any, *, what: str, hint: str = "", atol: float = 1e-6, rtol: float = 1e-6,

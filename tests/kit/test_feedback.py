@@ -125,6 +125,15 @@ def test_a_visible_mismatch_needs_no_window():
     assert "Вокруг позиции" not in str(info.value)
 
 
+def test_a_mistake_is_named_only_when_no_other_gives_the_same_answer():
+    with pytest.raises(CheckFailure) as info:
+        check_close([2.0, 4.0], [1.0, 2.0], what="ответ", mistakes={"без γ": [2.0, 4.0], "γ дважды": [0.5, 1.0]})
+    assert "Похоже на типичную ошибку: без γ." in str(info.value)
+    with pytest.raises(CheckFailure) as info:  # two mistakes give this answer: naming either could be wrong
+        check_close([2.0, 4.0], [1.0, 2.0], what="ответ", mistakes={"без γ": [2.0, 4.0], "γ = 1": [2.0, 4.0]})
+    assert "типичную ошибку" not in str(info.value)
+
+
 # ---- every typical mistake of the catalogue -------------------------------------------------------------
 
 @pytest.mark.slow
