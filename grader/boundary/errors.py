@@ -31,9 +31,11 @@ _REMOTE_TYPES: dict[str, type] = {}
 
 
 def remote_error(info: dict, function: str) -> RemoteError:
-    """A RemoteError that is also the builtin exception it stands for (``except ValueError`` in a test works)."""
-    name = info.get("type", "")
-    base = getattr(builtins, name, None) if info.get("builtin") else None
+    """A RemoteError that is also the builtin exception it stands for, or the nearest builtin its class derives from
+    (``except ValueError`` in a test catches a student's ``class BadInput(ValueError)``); its original class name
+    stays in ``info["type"]``, which the report prints."""
+    name = info.get("base") if type(info.get("base")) is str else ""
+    base = getattr(builtins, name, None) if name.isidentifier() else None
     if not (isinstance(base, type) and issubclass(base, Exception)):
         return RemoteError(info, function)
     if name not in _REMOTE_TYPES:

@@ -130,7 +130,8 @@ class Worker:
         shown = traceback.format_list([traceback.FrameSummary(f, n, name, line=code) for f, n, name, code in own[-20:]])
         text = "".join(["Traceback (most recent call last):\n", *shown,
                         *traceback.format_exception_only(type(exc), exc)])
-        return {"type": type(exc).__name__, "builtin": type(exc).__module__ == "builtins", "message": message,
+        base = next((c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins"), "")  # class ValueError(...)
+        return {"type": type(exc).__name__, "base": base, "message": message,
                 "kind": kind, "frames": own[-20:], "traceback": text[-8000:]}
 
     def _is_students(self, filename: str) -> bool:

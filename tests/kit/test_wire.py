@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import struct
+import textwrap
 
 import numpy as np
 import pytest
@@ -188,3 +189,38 @@ def test_an_environment_journal_holds_only_the_environment_api(entry):
     with pytest.raises(WorkerCrashed, match="не из API среды"):
         replay(env, wire.Journal.parse(json.dumps(ok + [entry])))
     assert len(env.episodes) == 1 and len(env.episodes[0]) == 1, "a refused journal is not replayed in part"
+
+
+def test_a_students_exception_keeps_its_builtin_base_and_its_name(tmp_path):
+    """``class BadInput(ValueError)`` raised in the worker is a ValueError here (a check expecting ValueError on bad
+    input passes), and the report still names BadInput; a class of no builtin base but Exception is no ValueError."""
+    from grader import homeworks
+    from grader.boundary.session import Session
+    from grader.explain import describe_remote
+
+    (tmp_path / "ppo.py").write_text(textwrap.dedent('''
+        class BadInput(ValueError):
+            pass
+
+
+        class Odd(Exception):
+            pass
+
+
+        def td_errors(rewards, values, last_value, gamma):
+            raise BadInput("rewards и values разной длины")
+
+
+        def gae(rewards, values, last_value, gamma, lam):
+            raise Odd("странно")
+    '''), encoding="utf-8")
+    session = Session(homeworks.load("s6-hw00-rl-foundations"), tmp_path, 20)
+    try:
+        with pytest.raises(ValueError) as info:
+            session.module("ppo").td_errors([1.0], [1.0, 2.0], 0.0, 0.9)
+        assert describe_remote(info.value).startswith("BadInput: rewards и values разной длины")
+        with pytest.raises(Exception) as other:
+            session.module("ppo").gae([1.0], [1.0], 0.0, 0.9, 0.5)
+        assert not isinstance(other.value, ValueError) and describe_remote(other.value).startswith("Odd: странно")
+    finally:
+        session.close()
