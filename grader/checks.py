@@ -119,6 +119,16 @@ def fmt(x: Any, digits: int = 4) -> str:
     return f"{text} (форма {tuple(arr.shape)})"
 
 
+def shown(expected: Any, got: Any) -> tuple[str, str]:
+    """``fmt`` of both with as many digits as it takes for a difference to show (4 at least, 15 at most): a
+    reported mismatch never reads «ожидали 1.0, получили 1.0»."""
+    for digits in (4, 6, 8, 10, 12, 15):
+        pair = fmt(expected, digits), fmt(got, digits)
+        if pair[0] != pair[1]:
+            break
+    return pair
+
+
 _THRESHOLD, _EDGE = 24, 4  # fmt shows arrays of more than _THRESHOLD numbers as their _EDGE first and last items
 
 
@@ -219,11 +229,11 @@ def check_close(got: Any, expected: Any, *, what: str, hint: str = "", atol: flo
         where = ""
         if arr.ndim >= 1 and len(bad):
             i = tuple(int(j) for j in bad[0])
-            where = (f"Первое расхождение в позиции {i if len(i) > 1 else i[0]}: "
-                     f"ожидали {fmt(expected[i])}, получили {fmt(arr[i])}.")
+            e, g = shown(expected[i], arr[i])
+            where = f"Первое расхождение в позиции {i if len(i) > 1 else i[0]}: ожидали {e}, получили {g}."
             if _elided(arr.shape, i):
                 where += "\n" + _window(expected, arr, i, ~np.isclose(arr, expected, atol=atol, rtol=rtol))
-        _fail(what, fmt(expected), fmt(arr), hint,
+        _fail(what, *shown(expected, arr), hint,
               extra="\n".join(filter(None, [where, _match_mistake(arr, mistakes, atol, rtol)])))
     return arr
 
@@ -241,7 +251,7 @@ def check_float(got: Any, expected: float, *, what: str, hint: str = "", atol: f
     except (TypeError, ValueError):
         _fail(what, f"одно число {fmt(expected)}", f"{type(got).__name__}: {str(got)[:80]}")
     if not math.isclose(value, expected, abs_tol=atol, rel_tol=rtol):
-        _fail(what, fmt(expected), fmt(value), hint, extra=_match_mistake(np.asarray(value), mistakes, atol, rtol))
+        _fail(what, *shown(expected, value), hint, extra=_match_mistake(np.asarray(value), mistakes, atol, rtol))
     return value
 
 

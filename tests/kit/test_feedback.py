@@ -13,7 +13,7 @@ import pytest
 
 from catalogue import CASES, IDS
 from grader import homeworks, report
-from grader.checks import CheckFailure, check_close
+from grader.checks import CheckFailure, check_close, check_float
 from grader.results import CheckResult, PartResult
 from kit import HW
 
@@ -123,6 +123,19 @@ def test_a_visible_mismatch_needs_no_window():
     with pytest.raises(CheckFailure) as info:
         check_close(got, expected, what="массив")
     assert "Вокруг позиции" not in str(info.value)
+
+
+@pytest.mark.parametrize("got,expected", [(1.000001, 1.0), ([1.0, 2.0000003], [1.0, 2.0]), (-3.14159265, -3.14159)])
+def test_a_reported_difference_shows_in_the_digits(got, expected):
+    """Expected and got never print alike: as many digits as the difference needs."""
+    check = check_close if isinstance(got, list) else check_float
+    with pytest.raises(CheckFailure) as info:
+        check(got, expected, what="ответ", atol=1e-9, rtol=1e-9)
+    lines = {line.split(":", 1)[0]: line.split(":", 1)[1].strip() for line in str(info.value).splitlines()
+             if line.startswith(("Ожидали", "Получили"))}
+    assert lines["Ожидали"] != lines["Получили"], str(info.value)
+    if isinstance(got, list):
+        assert "ожидали 2, получили 2.0000003" in str(info.value)
 
 
 def test_a_mistake_is_named_only_when_no_other_gives_the_same_answer():
