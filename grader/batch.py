@@ -132,7 +132,7 @@ def write_feedback(hw: Homework, sub: Submission, out: Path) -> None:
         source = f"работа {sub.name}" + (f" (тетрадка {notebook_name})" if sub.kind == "notebook" else "")
         notebook = f" --notebook {notebook_name}" if sub.kind == "notebook" else ""
         rerun = f"python homework/check.py {hw.name}{notebook}"
-        text = scoreboard(hw, sub.results, source, rerun)
+        text = scoreboard(hw, sub.results, source, rerun, first_run=False)
         export.write_json(out / f"{sub.stem}.json", sub.results, sub.seconds)
     (out / f"{sub.stem}.txt").write_bytes((text + "\n").encode("utf-8"))
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from grader import export, homeworks
 from grader.homeworks import ROOT, UsageError
-from grader.report import all_passed, scoreboard
+from grader.report import required_passed, scoreboard
 from grader.runner import PYTEST_FLAGS, run_parts, schedule
 
 
@@ -322,4 +322,4 @@ def _grade(args, hw, selected, impl: str, label: str, source_opts: list[str]) ->
         export.write_json(args.json, results, time.perf_counter() - started)
     if args.csv:
         export.write_csv(args.csv, [export.csv_row(label, results)])
-    return 0 if all_passed(results) else 1
+    return 0 if required_passed(results) else 1

@@ -60,7 +60,8 @@ def gradescope(results: list[PartResult], seconds: float) -> dict:
                           "visibility": "visible",
                           "extra_data": {"part": r.part.id, "check": c.name, "kind": c.kind, "bonus": c.bonus,
                                          "subject": c.subject}})
-    data = {"score": round(sum(t["score"] for t in tests), 4), "execution_time": max(0, math.ceil(seconds)),
+    score, _, bonus, _ = totals(results)  # the scoreboard's total, to 2 decimals
+    data = {"score": round(score + bonus, 2), "execution_time": max(0, math.ceil(seconds)),
             "output": "", "output_format": "md", "visibility": "visible", "tests": tests,
             "extra_data": {"parts": [{"id": r.part.id, "title": r.part.title, "points": r.part.points,
                                       "bonus_points": r.part.bonus_points} for r in results],

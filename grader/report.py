@@ -16,35 +16,42 @@ def _points(x: float, digits: int = 1) -> str:
 
 
 def totals(results: list[PartResult]) -> tuple[float, float, float, float]:
-    """(score, max score, bonus score, max bonus) over the graded parts."""
-    score = sum(r.score for r in results)
+    """(score, max score, bonus score, max bonus) over the graded parts: the one total the scoreboard, the JSON, the
+    CSV and the Classroom points show, to 2 decimals."""
+    score = round(sum(r.score for r in results), 2)
     max_score = sum(r.part.points for r in results)
-    bonus = sum(r.bonus_score for r in results)
+    bonus = round(sum(r.bonus_score for r in results), 2)
     max_bonus = sum(r.part.bonus_points for r in results)
     return score, max_score, bonus, max_bonus
 
 
+def required_passed(results: list[PartResult]) -> bool:
+    """Every part graded and every check it requires passed: the run succeeds (exit 0), whatever its bonus."""
+    return all(not r.error and r.checks and all(c.passed for c in r.checks if not c.bonus) for r in results)
+
+
 def all_passed(results: list[PartResult]) -> bool:
-    return all(not r.error and r.checks and all(c.passed for c in r.checks) for r in results)
+    return required_passed(results) and all(c.passed for r in results for c in r.checks)
 
 
 def scoreboard(hw: Homework, results: list[PartResult], source: str, rerun_prefix: str, verbose: bool = False,
                partial: bool | Collection[str] = False, whole: Mapping[str, list[dict]] | None = None,
-               files: str | None = None) -> str:
+               files: str | None = None, first_run: bool = True) -> str:
     """The scoreboard and the feedback, as the student reads it.
 
     ``partial``: True, or the ids of the parts of which only some checks ran (``part::test_x``): their rows show
     the checks run and what those are worth, never the part's score. ``whole``: part id -> every check of that
     part (``{"name", "weight", "bonus"}``), to say what the checks run are worth; without it the points of a
     partial part are not shown. ``files``: the folder of the graded modules as the student names it
-    (``homework/<hw>``; None for a notebook), for the first run's preface.
+    (``homework/<hw>``; None for a notebook), for the first run's preface. ``first_run``: False for a grade for
+    the record (a batch's feedback), where 0 is a grade, not the normal start of the work.
     """
     part_ids = {r.part.id for r in results}
     partial_ids = set(part_ids if partial is True else (partial or ()))
     full = [r for r in results if r.part.id not in partial_ids]
     part_runs = [r for r in results if r.part.id in partial_ids]
     lines = [f"{hw.name} — {hw.title}", f"Проверяем: {source}"]
-    if not part_runs and _untouched(results):
+    if first_run and not part_runs and _untouched(results):
         lines += _first_run(hw, results, rerun_prefix, files)
     if part_runs:
         which = "" if not full else f" (часть {', '.join(r.part.id for r in part_runs)})"
@@ -65,6 +72,8 @@ def scoreboard(hw: Homework, results: list[PartResult], source: str, rerun_prefi
     failures = _failures(hw, results, rerun_prefix, verbose)
     if failures:
         lines += ["", *failures]
+        if required_passed(results) and not part_runs:
+            lines += ["Все обязательные проверки пройдены: оценка полная, не хватает только бонуса (он сверх 100%)."]
     elif all_passed(results):
         if part_runs:
             lines += ["", "Выбранные проверки пройдены. Оценка за часть — после всех её проверок: "
@@ -79,7 +88,7 @@ def _table(results: list[PartResult], partial_ids: set[str], worth: dict, whole)
     width = max([len(r.part.title) for r in results] + [8])
     rows = [f"  {'часть':<16} {'':<{width}}  {'проверки':>11}  {'баллы':>9}"]
     for r in results:
-        mark = "✓" if r.checks and not r.error and r.n_passed == len(r.checks) else "✗"
+        mark = "✓" if required_passed([r]) else "✗"  # a missing bonus shows in the points
         if r.part.id in partial_ids:
             total = len((whole or {}).get(r.part.id) or [])
             passed = f"{r.n_passed}/{len(r.checks)}" + (f" из {total}" if total else "")
@@ -87,9 +96,9 @@ def _table(results: list[PartResult], partial_ids: set[str], worth: dict, whole)
             pts = f"{_points(got, 2)}/{_points(out_of, 2)}" if out_of is not None else "—"
         else:
             passed = f"{r.n_passed}/{len(r.checks)}" if not r.error else "—"
-            pts = f"{_points(r.score)}/{_points(r.part.points)}"
+            pts = f"{_points(r.score, 2)}/{_points(r.part.points)}"
             if r.part.bonus_points:
-                pts += f" +{_points(r.bonus_score)}/{_points(r.part.bonus_points)} бонус"
+                pts += f" +{_points(r.bonus_score, 2)}/{_points(r.part.bonus_points)} бонус"
         rows.append(f"{mark} {r.part.id:<16} {r.part.title:<{width}}  {passed:>11}  {pts:>9}")
     return rows
 
@@ -99,10 +108,10 @@ def _total(full: list[PartResult]) -> str:
     n_passed = sum(r.n_passed for r in full)
     n_total = sum(len(r.checks) for r in full)
     percent = 100 * score / max_score if max_score else 0.0
-    total = (f"Итого: {_points(score)} из {_points(max_score)} баллов ({percent:.0f}%), "
+    total = (f"Итого: {_points(score, 2)} из {_points(max_score)} баллов ({percent:.0f}%), "
              f"проверок пройдено {n_passed} из {n_total}")
     if max_bonus:
-        total += f"; бонус {_points(bonus)} из {_points(max_bonus)}"
+        total += f"; бонус {_points(bonus, 2)} из {_points(max_bonus)}"
     return total
 
 

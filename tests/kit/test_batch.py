@@ -30,6 +30,7 @@ SUBMISSIONS = {  # name -> ppo.py, or None for a notebook
     "elena": "import os\nos._exit(0)\n",
     # tries to break a classmate's work: overwrites anna's ppo.py and writes next to itself
     "greta": None,  # a folder holding one notebook
+    "ivan": (ROOT / "homework" / HW / "ppo.py").read_text(encoding="utf-8"),  # the untouched stub: graded 0
     "fedor": SOLUTION + "\n\nfrom pathlib import Path as _P\n"
              "_here = _P(__file__).resolve().parent\n"
              "for _p in [_here.parent / 'anna' / 'ppo.py', _here / 'written.txt']:\n"
@@ -92,6 +93,8 @@ def test_each_student_gets_the_feedback_the_grader_would_print(feedback):
     assert "SyntaxError" in dmitry and "строка" in dmitry
     clara = (feedback / "clara.txt").read_text(encoding="utf-8")
     assert "тетрадка clara.ipynb" in clara and "Итого: 20 из 20" in clara
+    ivan = (feedback / "ivan.txt").read_text(encoding="utf-8")  # a grade for the record: no first-run wording
+    assert "Итого: 0 из 20" in ivan and "нормальный старт" not in ivan and "не реализовано" in ivan
     data = json.loads((feedback / "anna.json").read_text(encoding="utf-8"))
     assert data["score"] == 22 and all(t["status"] == "passed" for t in data["tests"])
 

@@ -1,5 +1,6 @@
 """The grader's command line: exit codes, usage errors, selections, verbosity."""
 import json
+import shutil
 
 import pytest
 
@@ -219,3 +220,21 @@ def test_build_check_says_in_one_line_that_everything_is_fresh():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("up to date:") and HW in lines[0], proc.stdout
+
+
+def test_every_required_check_passed_is_success_whatever_the_bonus(tmp_path):
+    """The reference ppo without its bonus function: full marks, exit 0, the part marked done, the bonus shown as
+    missing; the total is one number, to 2 decimals, in the scoreboard and the JSON."""
+    folder = tmp_path / "work"
+    shutil.copytree(ROOT / "solutions" / HW, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    ppo = folder / "ppo.py"
+    ppo.write_text(ppo.read_text(encoding="utf-8") + "\n\ndef clipped_value_loss(*args, **kwargs):\n"
+                   "    raise NotImplementedError\n", encoding="utf-8")
+    out = tmp_path / "r.json"
+    proc = run_check(HW, "ppo", "--dir", str(folder), "--json", str(out))
+    assert proc.returncode == 0, proc.stdout
+    row = next(line for line in proc.stdout.splitlines() if " ppo " in line)
+    assert row.startswith("✓") and "20/20 +0/2 бонус" in row, row
+    assert "не хватает только бонуса" in proc.stdout
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["score"] == 20 and "Итого: 20 из 20" in proc.stdout
