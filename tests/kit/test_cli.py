@@ -238,3 +238,16 @@ def test_every_required_check_passed_is_success_whatever_the_bonus(tmp_path):
     assert "не хватает только бонуса" in proc.stdout
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["score"] == 20 and "Итого: 20 из 20" in proc.stdout
+
+
+def test_without_the_installed_packages_one_line_says_how_to_install_them():
+    """Skipping the install: one Russian line with the command, exit 2, no scoreboard (python -S: no site-packages,
+    as before pip install)."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-S", str(ROOT / "homework" / "check.py"), HW], capture_output=True,
+                          text=True, encoding="utf-8", cwd=str(ROOT), timeout=60)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "не установлены пакеты" in lines[0] and "python -m pip install -e ." in lines[0], lines
