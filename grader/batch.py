@@ -1,7 +1,10 @@
 """Grading a folder of submissions: ``python homework/check.py HW --batch DIR [--jobs N] [--csv PATH]``.
 
-A submission is an entry of DIR: a folder of modules (``alice/<module>.py``), a folder holding one notebook
-(``bob/hw.ipynb``), or a notebook (``carol.ipynb``); links are skipped. Each part of each submission is graded
+A submission is an entry of DIR: a notebook (``carol.ipynb``) or a student's folder, where the work is found
+wherever the student keeps it: modules at the top (``alice/<module>.py``) or in ``homework/<hw>/`` (a clone of
+the student's repository, ``gh classroom clone``), a notebook at the top or in ``notebooks/``. Of the modules and
+a notebook, the one the student worked in (whose code is not the kit's untouched stub) is graded; the CSV's
+``graded`` column and the feedback say which. Links are skipped. Each part of each submission is graded
 by its own checking process, and the submission's code runs in a confined worker with a scratch copy of the
 submission's modules (grader/runner.py, grader/boundary/): a submission that hangs,
 crashes or misbehaves touches neither the others, nor DIR, nor the kit. Several submissions are graded at once
@@ -21,7 +24,7 @@ from pathlib import Path
 
 from grader import escape, export
 from grader.boundary import confine
-from grader.homeworks import Homework, Part, UsageError
+from grader.homeworks import ROOT, Homework, Part, UsageError
 from grader.report import scoreboard, totals
 from grader.results import PartResult
 from grader.runner import run_parts
@@ -39,26 +42,23 @@ class Submission:
     name: str  # as shown: the folder's or notebook's name, printable (grader.escape.name)
     path: Path  # a folder of modules or a notebook
     kind: str  # "folder" or "notebook"
+    graded: str = ""  # what of the student's folder is graded, as a path inside it ("homework/<hw>/", "hw.ipynb")
     stem: str = ""  # its feedback files' name: safe characters only, unique in the batch
     results: list[PartResult] = field(default_factory=list)
     error: str = ""  # the submission could not be graded at all (the grader's own failure)
     seconds: float = 0.0
 
 
-def find_submissions(folder: Path) -> list[Submission]:
-    """The submissions in ``folder``, sorted by name; entries that are neither are skipped."""
+def find_submissions(folder: Path, hw: Homework) -> list[Submission]:
+    """The submissions in ``folder``, sorted by name; files that are not notebooks are skipped."""
     found: list[Submission] = []
     for entry in sorted(folder.iterdir(), key=lambda p: p.name.lower()):
         if entry.name.startswith(".") or entry.name in _IGNORED or entry.is_symlink():
             continue
         if entry.is_file() and entry.suffix == ".ipynb":
-            found.append(Submission(escape.name(entry.stem), entry, "notebook"))
+            found.append(Submission(escape.name(entry.stem), entry, "notebook", escape.name(entry.name)))
         elif entry.is_dir():
-            notebooks = [p for p in entry.glob("*.ipynb") if not p.name.startswith(".")]
-            if not list(entry.glob("*.py")) and len(notebooks) == 1:
-                found.append(Submission(escape.name(entry.name), notebooks[0], "notebook"))
-            else:
-                found.append(Submission(escape.name(entry.name), entry, "folder"))
+            found.append(locate(entry, hw))
     names = [s.name for s in found]
     for sub in found:  # alice/ and alice.ipynb: two rows that say which is which
         if names.count(sub.name) > 1 and sub.path.parent == folder and sub.path.is_file():
@@ -69,9 +69,58 @@ def find_submissions(folder: Path) -> list[Submission]:
     return found
 
 
+def locate(folder: Path, hw: Homework) -> Submission:
+    """The work in a student's folder: its modules (at the top, or in ``homework/<hw>/`` of a clone) or its notebook
+    (at the top, or in ``notebooks/``), the one the student worked in first; an error naming the folder when
+    there is neither."""
+    name = escape.name(folder.name)
+    modules = [d for d in (folder, folder / "homework" / hw.name) if _regular_dir(d) and _part_modules(d, hw)]
+    notebooks = [p for d in (folder, folder / "notebooks") if _regular_dir(d) for p in sorted(d.glob("*.ipynb"))
+                 if not p.name.startswith(".") and not p.is_symlink() and p.is_file()]
+    worked = [d for d in modules if _modules_worked(d, hw)] + [p for p in notebooks if _notebook_worked(p, hw)]
+    chosen = (worked or modules or notebooks or [None])[0]
+    if chosen is None:
+        where = ", ".join(f"{p.module}.py" for p in hw.parts[:2])
+        return Submission(name, folder, "folder", error=(
+            f"в папке {name} не найдено работы: нет модулей ({where}, …) ни в ней, ни в homework/{hw.name}/, "
+            "и нет тетрадки .ipynb ни в ней, ни в notebooks/"))
+    graded = escape.name(chosen.relative_to(folder).as_posix()) if chosen != folder else "."
+    if chosen.is_dir():
+        return Submission(name, chosen, "folder", graded + ("/" if graded != "." else ""))
+    return Submission(name, chosen, "notebook", graded)
+
+
+def _regular_dir(path: Path) -> bool:
+    return path.is_dir() and not path.is_symlink()
+
+
+def _part_modules(folder: Path, hw: Homework) -> list[Path]:
+    return [folder / f"{p.module}.py" for p in hw.parts
+            if (folder / f"{p.module}.py").is_file() and not (folder / f"{p.module}.py").is_symlink()]
+
+
+def _modules_worked(folder: Path, hw: Homework) -> bool:
+    """Whether a part module differs from the kit's untouched stub."""
+    return any(not (hw.homework_dir / path.name).is_file() or path.read_bytes() != (hw.homework_dir / path.name)
+               .read_bytes() for path in _part_modules(folder, hw))
+
+
+def _notebook_worked(path: Path, hw: Homework) -> bool:
+    """Whether the notebook's code differs from the kit's untouched notebook (outputs aside)."""
+    from grader.boundary.loading import code_cells
+
+    kit = ROOT / "notebooks" / f"{hw.name}.ipynb"
+    try:
+        return not kit.is_file() or code_cells(path) != code_cells(kit)
+    except Exception:  # noqa: BLE001 - an unreadable notebook is graded, and the grading says what is wrong
+        return True
+
+
 def grade_submission(hw: Homework, parts: list[tuple[Part, list[str] | None]], sub: Submission,
                      timeout: float | None = None) -> Submission:
     started = time.perf_counter()
+    if sub.error:  # nothing to grade
+        return sub
     try:
         sub.results = run_parts(hw, parts, str(sub.path.resolve()), timeout)  # one checking process per submission
     except Exception as exc:  # noqa: BLE001 - one submission must never stop the batch
@@ -115,10 +164,11 @@ def csv_row(sub: Submission, hw: Homework, parts: list[Part]) -> dict:
                "max": sum(p.points for p in parts)}
     else:
         row = export.csv_row(sub.name, sub.results)
-    failed_parts = [r.part.id for r in sub.results if r.error]
     row["kind"] = sub.kind
+    row["graded"] = sub.graded
     row["seconds"] = round(sub.seconds, 1)
-    row["error"] = sub.error or ("; ".join(f"{p}: не проверена" for p in failed_parts))
+    row["error"] = sub.error or "; ".join(f"{r.part.id}: не проверена ({r.error.splitlines()[0][:120]})"
+                                          for r in sub.results if r.error)
     return row
 
 
@@ -129,7 +179,8 @@ def write_feedback(hw: Homework, sub: Submission, out: Path) -> None:
         text = f"{hw.name}: работа {sub.name} не проверена: {sub.error or 'нет результатов'}"
     else:
         notebook_name = escape.name(sub.path.name)
-        source = f"работа {sub.name}" + (f" (тетрадка {notebook_name})" if sub.kind == "notebook" else "")
+        source = f"работа {sub.name}" + (f" (тетрадка {sub.graded})" if sub.kind == "notebook" else
+                                          f" (модули из {sub.graded})" if sub.graded not in ("", ".") else "")
         notebook = f" --notebook {notebook_name}" if sub.kind == "notebook" else ""
         rerun = f"python homework/check.py {hw.name}{notebook}"
         text = scoreboard(hw, sub.results, source, rerun, first_run=False)
@@ -148,7 +199,7 @@ def run(hw: Homework, parts: list[tuple[Part, list[str] | None]], folder: Path, 
     if feedback is not None and (feedback == folder.resolve() or folder.resolve() in feedback.parents):
         raise UsageError("папка для отзывов (--feedback) не должна лежать в папке с работами: проверка "
                          "не пишет в работы студентов")
-    subs = find_submissions(folder)
+    subs = find_submissions(folder, hw)
     if not subs:
         raise UsageError(f"в папке {folder} нет работ: ожидаются папки с модулями или тетрадки .ipynb")
     if not confine.namespaces_available():

@@ -278,9 +278,9 @@ def main(argv: list[str] | None = None) -> int:
                 raise UsageError("пакетная проверка (--batch) — инструмент преподавателя, в копии для студентов "
                                  "её нет") from None
             _validate_selection(hw, selected, whole)
-            batch.run(hw, selected, Path(args.batch), jobs=args.jobs, timeout=args.timeout, csv_path=args.csv,
-                      feedback_dir=args.feedback)
-            return 0
+            subs = batch.run(hw, selected, Path(args.batch), jobs=args.jobs, timeout=args.timeout,
+                             csv_path=args.csv, feedback_dir=args.feedback)
+            return 1 if any(s.error or any(r.error for r in s.results) for s in subs) else 0  # one not graded
         impl, label, source_opts = _source(args, hw)
     except UsageError as exc:
         print(f"ошибка: {exc}", file=sys.stderr)

@@ -49,6 +49,7 @@ class Session:
 
     def __init__(self, hw: Homework, source: Path, limit: float, timeout_hints: dict[str, str] | None = None):
         self.hw, self.source, self.limit = hw, Path(source).resolve(), float(limit)
+        self.folder = self.source.parent if self.source.is_file() else self.source  # the student's, as they name it
         self.timeout_hints = timeout_hints or {}  # function -> what to look at when it runs past the limit
         self.provided = provided_modules(hw)
         self.kit = set(self.provided) | {p.stem for p in hw.tests_dir.glob("*.py")}
@@ -117,7 +118,8 @@ class Session:
                 self.notes += [n for n in info.notes if n not in self.notes]
                 return info
             readable = answers.shape(answer, "load-error", 2) and type(answer[1]) is str
-            text = answer[1] if readable else "ответ не читается"
+            text = answer[1] if readable else "ответ не читается"  # the student's folder, not the scratch copy
+            text = text.replace(str(self.link.scratch), str(self.folder))
             error = ModuleLoadError(text)
         self.load_errors[name] = error
         raise error
@@ -182,8 +184,7 @@ class Session:
             raise BadAnswer(f"{function} вернула {printable(str(value))[:300]}. Проверка принимает только числа, "
                             "строки, None, списки, кортежи, словари и np.ndarray из чисел: верните np.ndarray / float.")
         if type(value.get("traceback")) is str:  # the student's files by their own path, not the scratch copy's
-            folder = self.source.parent if self.source.is_file() else self.source
-            value["traceback"] = value["traceback"].replace(str(self.link.scratch) + os.sep, str(folder) + os.sep)
+            value["traceback"] = value["traceback"].replace(str(self.link.scratch) + os.sep, str(self.folder) + os.sep)
         raise remote_error(value, function)
 
     def _missing(self, module: str, function: str) -> str:

@@ -127,6 +127,39 @@ def test_scores_are_right_for_good_and_broken_submissions(batch):
     assert all(int(r["checks"]) >= 30 for r in rows)  # every broken one was still graded check by check
 
 
+def test_the_work_is_found_wherever_a_students_folder_keeps_it(tmp_path):
+    """Whole-repository clones (gh classroom clone): the modules in homework/<hw>/, or, when those are the untouched
+    stubs, the filled notebook in notebooks/; a folder with neither gets its reason, naming it, and the command
+    exits non-zero."""
+    import shutil
+
+    folder = tmp_path / "class"
+    stubs = ROOT / "homework" / HW
+    for name in ("clone_modules", "clone_notebook"):
+        clone = folder / name
+        (clone / ".git").mkdir(parents=True)
+        (clone / ".git" / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+        shutil.copytree(stubs, clone / "homework" / HW, ignore=shutil.ignore_patterns("__pycache__"))
+        (clone / "notebooks").mkdir()
+        shutil.copy(ROOT / "notebooks" / f"{HW}.ipynb", clone / "notebooks" / f"{HW}.ipynb")
+        (clone / "README.md").write_text("# копия\n", encoding="utf-8")
+    (folder / "clone_modules" / "homework" / HW / "ppo.py").write_text(SOLUTION, encoding="utf-8")
+    _notebook(folder / "clone_notebook" / "notebooks" / f"{HW}.ipynb")
+    (folder / "nothing").mkdir()
+    (folder / "nothing" / "notes.txt").write_text("забыл загрузить", encoding="utf-8")
+    out = tmp_path / "scores.csv"
+    proc = run_check(HW, "ppo", "--batch", str(folder), "--csv", str(out), "--feedback", str(tmp_path / "fb"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # one submission could not be graded
+    rows = {r["submission"]: r for r in csv.DictReader(open(out, encoding="utf-8"))}
+    assert float(rows["clone_modules"]["ppo"]) == 20 and rows["clone_modules"]["graded"] == f"homework/{HW}/"
+    assert float(rows["clone_notebook"]["ppo"]) == 20 and rows["clone_notebook"]["kind"] == "notebook"
+    assert rows["clone_notebook"]["graded"] == f"notebooks/{HW}.ipynb"
+    assert float(rows["nothing"]["total"]) == 0 and "в папке nothing не найдено работы" in rows["nothing"]["error"]
+    assert "в папке nothing не найдено работы" in proc.stdout  # the summary says it too
+    assert f"модули из homework/{HW}/" in (tmp_path / "fb" / "clone_modules.txt").read_text(encoding="utf-8")
+    assert all(not row["error"] for name, row in rows.items() if name != "nothing")
+
+
 def test_progress_line_names_every_submission(batch):
     proc, _ = batch
     progress = [line for line in proc.stderr.splitlines() if line.startswith("[")]
