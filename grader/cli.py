@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import importlib.util
 import json
 import os
 import subprocess
@@ -130,8 +129,6 @@ def _source(args, hw) -> tuple[str, str, list[str]]:
                              f"({', '.join(p.module + '.py' for p in hw.parts[:2])}, ...)")
         return str(path), f"модули из {args.dir}", ["--dir", args.dir]
     if args.notebook:
-        if importlib.util.find_spec("nbformat") is None:
-            raise UsageError("для тетрадки нужен пакет nbformat: python -m pip install -e . из корня репозитория")
         _check_notebook(args.notebook, hw)
         return str(Path(args.notebook).resolve()), f"тетрадка {args.notebook}", ["--notebook", args.notebook]
     return "homework", f"ваш код ({hw.homework_dir.relative_to(ROOT).as_posix()}/)", []

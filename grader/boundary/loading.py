@@ -112,8 +112,11 @@ def code_cells(notebook_path: Path) -> list[tuple[int, str]]:
     with open(notebook_path, encoding="utf-8") as f:
         nb = json.load(f)
     if not (isinstance(nb, dict) and nb.get("nbformat") == 4 and isinstance(nb.get("cells"), list)):
-        import nbformat
-
+        try:
+            import nbformat
+        except ImportError:
+            raise ModuleLoadError("тетрадка не в формате 4: пересохраните её в Jupyter или установите nbformat "
+                                  "(python -m pip install -e \".[notebook]\")") from None
         nb = nbformat.read(str(notebook_path), as_version=4)
     cells = []
     for number, cell in enumerate(nb["cells"], start=1):
