@@ -317,7 +317,8 @@ def _grade(args, hw, selected, impl: str, label: str, source_opts: list[str]) ->
     files = None if args.notebook else (hw.homework_dir.relative_to(ROOT).as_posix() if impl == "homework"
                                          else args.dir or hw.solutions_dir.relative_to(ROOT).as_posix())
     print(scoreboard(hw, results, label, rerun, verbose=args.verbose,
-                     partial={part.id for part, sel in selected if sel is not None}, whole=whole, files=files))
+                     partial={part.id for part, sel in selected if sel is not None}, whole=whole, files=files,
+                     reference=bool(args.solutions)))
     if args.json:
         export.write_json(args.json, results, time.perf_counter() - started)
     if args.csv:

@@ -36,7 +36,7 @@ def all_passed(results: list[PartResult]) -> bool:
 
 def scoreboard(hw: Homework, results: list[PartResult], source: str, rerun_prefix: str, verbose: bool = False,
                partial: bool | Collection[str] = False, whole: Mapping[str, list[dict]] | None = None,
-               files: str | None = None, first_run: bool = True) -> str:
+               files: str | None = None, first_run: bool = True, reference: bool = False) -> str:
     """The scoreboard and the feedback, as the student reads it.
 
     ``partial``: True, or the ids of the parts of which only some checks ran (``part::test_x``): their rows show
@@ -44,7 +44,8 @@ def scoreboard(hw: Homework, results: list[PartResult], source: str, rerun_prefi
     part (``{"name", "weight", "bonus"}``), to say what the checks run are worth; without it the points of a
     partial part are not shown. ``files``: the folder of the graded modules as the student names it
     (``homework/<hw>``; None for a notebook), for the first run's preface. ``first_run``: False for a grade for
-    the record (a batch's feedback), where 0 is a grade, not the normal start of the work.
+    the record (a batch's feedback), where 0 is a grade, not the normal start of the work. ``reference``: the
+    kit's own solutions, graded by an instructor (no praise, nobody's "your code").
     """
     part_ids = {r.part.id for r in results}
     partial_ids = set(part_ids if partial is True else (partial or ()))
@@ -65,7 +66,7 @@ def scoreboard(hw: Homework, results: list[PartResult], source: str, rerun_prefi
         lines.append(_selected_total(part_runs, worth, bool(full)))
     levels = sorted({r.confinement for r in results if r.confinement})
     if levels:
-        lines.append(f"Ваш код выполнялся в отдельном процессе ({'; '.join(levels)}).")
+        lines.append(f"{'Код' if reference else 'Ваш код'} выполнялся в отдельном процессе ({'; '.join(levels)}).")
     forged = max((r.forged for r in results), default=0)  # parts graded together share one channel
     if forged:
         lines.append(f"! В канал результатов проверки попали чужие строки ({forged}): они не учтены.")
@@ -79,7 +80,8 @@ def scoreboard(hw: Homework, results: list[PartResult], source: str, rerun_prefi
             lines += ["", "Выбранные проверки пройдены. Оценка за часть — после всех её проверок: "
                       + ", ".join(f'{rerun_prefix} "{r.part.id}"' for r in part_runs)]
         else:
-            lines += ["", "Все проверки пройдены. Отличная работа!"]
+            lines += ["", "Эталонные решения проходят все проверки." if reference else
+                      "Все проверки пройдены. Отличная работа!"]
     return "\n".join(lines)
 
 

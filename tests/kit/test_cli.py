@@ -251,3 +251,10 @@ def test_without_the_installed_packages_one_line_says_how_to_install_them():
     assert proc.returncode == 2 and proc.stdout == "", proc.stdout
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "не установлены пакеты" in lines[0] and "python -m pip install -e ." in lines[0], lines
+
+
+def test_the_reference_graded_by_an_instructor_is_not_praised_as_a_students_work():
+    proc = run_check(HW, "ppo", "--solutions")
+    assert proc.returncode == 0, proc.stdout
+    assert proc.stdout.rstrip().endswith("Эталонные решения проходят все проверки.")
+    assert "Отличная работа" not in proc.stdout and "Ваш код" not in proc.stdout
