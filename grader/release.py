@@ -112,13 +112,15 @@ def student_readme(text: str) -> str:
 
 
 def student_content(rel: Path) -> bytes:
-    """A file's bytes as the student gets them: the README without instructor sections; pytest's default
-    test path pointing at the graded suites (the kit's own tests are not in the copy)."""
+    """A file's bytes as the student gets them: the README without instructor sections; pyproject.toml without
+    the kit's own parts (marked ``# instructor`` … ``# /instructor``), pytest's default test path pointing at the
+    graded suites (the kit's own tests are not in the copy)."""
     data = (ROOT / rel).read_bytes()
     if rel.as_posix() == "README.md":
         return student_readme(data.decode("utf-8")).encode("utf-8")
-    if rel.as_posix() == "pyproject.toml":
-        text = re.sub(r'^testpaths = \["tests/kit"\]', 'testpaths = ["tests"]', data.decode("utf-8"), flags=re.M)
+    if rel.as_posix() == "pyproject.toml":  # without the kit's own tests, style and dev extra
+        text = re.sub(r"^[ \t]*# instructor.*?^[ \t]*# /instructor\n", "", data.decode("utf-8"), flags=re.M | re.S)
+        text = re.sub(r'^testpaths = \["tests/kit"\]', 'testpaths = ["tests"]', text, flags=re.M)
         return text.encode("utf-8")
     return data
 

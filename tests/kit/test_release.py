@@ -135,6 +135,12 @@ def test_copy_readme_has_no_instructor_parts(copy):
     assert "python homework/check.py" in text  # the student's part stays
 
 
+def test_copy_pyproject_is_written_for_the_student(copy):
+    text = (copy / "pyproject.toml").read_text(encoding="utf-8")
+    assert "instructor" not in text and "ruff" not in text and "tests/kit" not in text and "slow" not in text
+    assert "dev =" not in text and 'testpaths = ["tests"]' in text and "notebook = [" in text
+
+
 def test_student_readme_drops_marked_regions_and_the_instructor_section():
     text = ("# T\n\nкоманда студента\n<!-- instructor -->\nкит\n<!-- /instructor -->\n## Для студента\nа\n"
             "## For instructors\nрешения\n## Лицензия\nMIT\n")
