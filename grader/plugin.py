@@ -29,6 +29,7 @@ from grader.boundary.errors import RemoteError
 from grader.boundary.loading import NamespaceImplementation
 from grader.boundary.session import Session
 from grader.boundary.staging import import_provided, provided_modules
+from grader.escape import printable
 from grader.explain import explain
 from grader.homeworks import ROOT
 
@@ -344,6 +345,9 @@ def pytest_runtest_makereport(item, call):
         # the student's own traceback, from the worker, where there is one; the check's otherwise
         trace = exc.info.get("traceback", "") if isinstance(exc, RemoteError) else report.longreprtext
         item.stash[_FAILURE] = (kind, message, str(trace), _subject(exc, _title(item)[3]))
+        if item.config.stash[_STATE]["events"] is None and isinstance(exc, RemoteError):
+            # plain pytest, as a student may run it: the explanation and the student's own lines, not the proxy's
+            report.longrepr = message + "\n\n" + printable(str(trace), keep="\n")
     if call.when == "teardown":
         state = item.config.stash[_STATE]
         functions = []

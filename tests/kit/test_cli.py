@@ -258,3 +258,17 @@ def test_the_reference_graded_by_an_instructor_is_not_praised_as_a_students_work
     assert proc.returncode == 0, proc.stdout
     assert proc.stdout.rstrip().endswith("Эталонные решения проходят все проверки.")
     assert "Отличная работа" not in proc.stdout and "Ваш код" not in proc.stdout
+
+
+def test_plain_pytest_shows_the_students_stub_line_not_the_graders_frames():
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           f"tests/{HW}/test_ppo.py", "-k", "test_td_errors_courier"],
+                          capture_output=True, text=True, encoding="utf-8", cwd=str(ROOT), timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "не реализовано (TODO): td_errors" in proc.stdout
+    assert f"homework/{HW}/ppo.py\", line" in proc.stdout
+    assert 'raise NotImplementedError("TODO: td_errors")' in proc.stdout
+    assert "grader/" not in proc.stdout, proc.stdout
