@@ -4,7 +4,8 @@ What this module accepts from the worker: length-prefixed frames of at most :dat
 with a deadline and decoded by :func:`wire.decode` into plain data (no pickle); a frame that is too long or
 ends early is a :class:`wire.WireError`. Requests go the other way as pickles (the checking process's own data).
 A worker is either forked by the zygote (:class:`Forked`; its pipes are handed over with the request) or a
-process of its own (:class:`Spawned`, confined by its command line); either is killed as a process group.
+process of its own (:class:`Spawned`, confined by its command line); either is killed as a process group. The
+CPU time a forked worker used comes from the zygote, which reads it from the kernel: never the worker's word.
 """
 from __future__ import annotations
 
@@ -87,6 +88,10 @@ class Channel:
             self.pending += chunk
         return True
 
+    def cpu(self) -> float | None:
+        """The worker's CPU time as the kernel counts it, where this side can know it (None: it cannot)."""
+        return None
+
     def close(self) -> None:
         for stream in (self.writer, self.reader):
             try:
@@ -145,3 +150,6 @@ class Forked(Channel):
 
     def exit_code(self) -> int | None:
         return self.zygote.wait(self.pid, 1.0)
+
+    def cpu(self) -> float | None:
+        return self.zygote.cpu(self.pid)

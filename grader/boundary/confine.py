@@ -130,7 +130,7 @@ def enter(config: dict) -> str:
         level += "; от имени nobody"
     elif hasattr(os, "geteuid"):  # the report says what the code could reach
         level += ("; от имени того же пользователя, что и проверка" + (" (root)" if os.geteuid() == 0 else "")
-                  + ": код может читать его файлы")
+                  + ": код может читать и менять его файлы")
     if config["confined"]:
         _drop_capabilities()  # root of its namespaces only while it builds them: no remounting them afterwards
     elif sys.platform.startswith("linux"):

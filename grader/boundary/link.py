@@ -17,6 +17,7 @@ import pickle
 import secrets
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 from grader.boundary import answers, confine, wire, zygote
@@ -27,6 +28,8 @@ from grader.boundary.staging import stage
 from grader.homeworks import ROOT, Homework
 
 GRACE = 2.0  # s after a call's time limit before the worker is killed if its own watchdog did not end it
+QUICK = 0.02  # s: a request answered within it is charged its wall-clock time, without asking the zygote
+POLL = 0.25  # s between looks at a long request's CPU time
 START_LIMIT = 30.0  # s for a worker to start (Python, NumPy, the file system view)
 # the working folder (the submission's scratch folder for a worker of its own) never on the import path: its
 # numpy.py would run before the worker confines itself
@@ -47,6 +50,7 @@ class Link:
         self.worker: Channel | None = None
         self.ready = False
         self.loaded: dict = {}  # what the running worker has loaded: module name -> session._Loaded
+        self.used = 0.0  # the CPU time the last request took (its wall-clock time where that is not known)
         self.hang = HangReport(self.tmp)
         self.sources: dict[str, list[str]] = {}  # the submission's modules as staged: file name -> lines
         self.scratch: Path | None = None  # the running worker's working folder
@@ -103,8 +107,11 @@ class Link:
         self.sources = stage(self.source, self.scratch, self.provided)
         return self.scratch
 
-    def ask(self, request: tuple, seconds: float):
-        """Send a request and wait for its answer (TimeoutError past ``seconds`` and the grace)."""
+    def ask(self, request: tuple, seconds: float, cpu_seconds: float | None = None):
+        """Send a request and wait for its answer: TimeoutError past ``seconds`` of wall-clock time and the grace,
+        or past ``cpu_seconds`` of the worker's CPU time as the kernel counts it (where the zygote can say; the
+        worker's own watchdog ends it there first, unless its clocks were forged). ``self.used`` is then the
+        CPU time the request took, or its wall-clock time where the CPU time is not known."""
         number = secrets.randbits(63)
         try:
             payload = pickle.dumps((number, request), protocol=pickle.HIGHEST_PROTOCOL)
@@ -116,7 +123,7 @@ class Link:
             self.discard()
             raise WorkerCrashed(f"код {code}")
         try:
-            answer = worker.receive(seconds + GRACE)
+            answer = self._receive(worker, seconds, cpu_seconds)
         except TimeoutError:
             raise
         except wire.WireError as exc:
@@ -132,6 +139,37 @@ class Link:
             self.discard()
             raise WorkerCrashed("ответ пришёл не на этот вызов")
         return answer[1:]
+
+    def _receive(self, worker: Channel, seconds: float, cpu_seconds: float | None):
+        started = time.monotonic()
+        deadline, self.used = started + seconds + GRACE, 0.0
+        try:  # most calls answer at once: their wall-clock time is what they cost
+            answer = worker.receive(min(QUICK, seconds + GRACE))
+            self.used = time.monotonic() - started
+            return answer
+        except TimeoutError:
+            if time.monotonic() >= deadline:
+                raise
+        first = worker.cpu()  # the CPU time from here on, as the kernel counts it, plus the quick slice's wall time
+        while True:
+            try:
+                answer = worker.receive(min(POLL, deadline - time.monotonic()) if first is not None
+                                        else deadline - time.monotonic())
+                break
+            except TimeoutError:
+                if time.monotonic() >= deadline:
+                    raise
+                now = worker.cpu()
+                if cpu_seconds is not None and now is not None and now - first > cpu_seconds + GRACE:
+                    raise TimeoutError from None
+        last = worker.cpu() if first is not None else None
+        self.used = QUICK + (last - first if last is not None else time.monotonic() - started - QUICK)
+        return answer
+
+    @property
+    def measures_cpu(self) -> bool:
+        """Whether the running worker's CPU time is known here (a worker forked by the zygote)."""
+        return isinstance(self.worker, Forked)
 
     def where(self, function: str | None) -> str:
         """Where the student's code was when the worker's watchdog fired."""

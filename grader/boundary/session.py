@@ -62,6 +62,8 @@ class Session:
         self.notes: list[str] = []
         self.noted = False  # the notes were reported
         self.check = _Check()
+        # the wall-clock time the part's calls may spend off the CPU (waiting, or on a machine busy with others)
+        self.slack = self.limit * WALL_FACTOR
 
     @property
     def level(self) -> str:
@@ -101,7 +103,9 @@ class Session:
         if name in self.link.loaded:
             return self.link.loaded[name]
         try:
-            answer = self.link.ask(("load", name, (self.limit, self.limit * WALL_FACTOR)), self.limit * WALL_FACTOR)
+            wall = max(min(self.limit * WALL_FACTOR, self.limit + self.slack) if self.link.measures_cpu else self.limit,
+                       0.05)
+            answer = self.link.ask(("load", name, (self.limit, wall)), wall, self.limit)
         except TimeoutError:
             self.link.discard()
             error = ModuleLoadError(f"превышено время ({self.limit:g} с) при загрузке модуля {name}.py: похоже, на "
@@ -146,11 +150,16 @@ class Session:
             self.check.functions.append(function)
         seed, self.check.seed = self.check.seed, None
         started = time.monotonic()
-        wall = max(self.check.deadline - started if self.check.nodeid else self.limit * WALL_FACTOR, 0.05)
         cpu = max(min(self.check.cpu_left, self.limit), 0.05)
+        if self.link.measures_cpu:  # the limit is CPU time; waiting has a backstop per check and a budget per part
+            wall = min(self.check.deadline - started if self.check.nodeid else self.limit * WALL_FACTOR,
+                       cpu + self.slack)
+        else:  # where the worker's CPU time is not known, the limit is wall-clock time
+            wall = cpu
+        wall = max(wall, 0.05)
         request = ("call", module, function, tuple(args), dict(kwargs), seed, (cpu, wall), int(repeat), bool(track))
         try:
-            answer = self.link.ask(request, wall)
+            answer = self.link.ask(request, wall, cpu)
         except TimeoutError:
             where = self.link.where(function)
             self.link.discard()
@@ -163,18 +172,17 @@ class Session:
             raise WorkerCrashed(f"процесс, выполнявший ваш код, завершился посреди вызова {function} ({exc}): ваш код "
                                 "вызвал os._exit, завершил интерпретатор, упал или превысил предел памяти. "
                                 "Остальные проверки продолжены в новом процессе.") from None
-        return self._answer(answer, function, args, kwargs, track, time.monotonic() - started)
+        self.check.cpu_left -= self.link.used
+        self.slack -= max(time.monotonic() - started - self.link.used, 0.0)
+        return self._answer(answer, function, args, kwargs, track)
 
-    def _answer(self, answer, function: str, args: tuple, kwargs: dict, track: bool, seconds: float):
+    def _answer(self, answer, function: str, args: tuple, kwargs: dict, track: bool):
         try:
             kind, value, sync = answers.unpack(answer, function, answers.tracked(args, kwargs, self.kit) if track
                                                else set())
         except WorkerCrashed:
             self.link.discard()
             raise
-        # the CPU time the worker says the call took, never more than the time it took: off the check's limit
-        cpu = sync.get("cpu")
-        self.check.cpu_left -= min(float(cpu), seconds) if type(cpu) is float and cpu >= 0 else seconds
         changed = answers.apply(sync, args, kwargs, function)
         names = sync.get("names") if type(sync.get("names")) is dict else {}
         self.check.mutated += [(function, str(names.get(k, k))) for k in changed]

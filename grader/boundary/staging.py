@@ -72,9 +72,10 @@ def import_provided(hw: Homework, name: str):
 
 
 def kit_files(hw: Homework) -> list[Path]:
-    """What the checking process imports or stages from the kit: the grader, the homework's checks and their
-    data, its provided modules."""
-    files = [*sorted((ROOT / "grader").rglob("*.py")), ROOT / "homework" / "check.py",
+    """What the checking process imports, stages or configures pytest with from the kit: the grader, the
+    homework's checks and their data, its provided modules, and the conftest and pyproject files pytest may read."""
+    files = [*sorted((ROOT / "grader").rglob("*.py")), ROOT / "homework" / "check.py", ROOT / "conftest.py",
+             ROOT / "pyproject.toml", ROOT / "tests" / "conftest.py",
              *sorted(p for p in hw.tests_dir.iterdir() if p.suffix in (".py", ".toml")),
              *provided_modules(hw).values(), *(hw.homework_dir / f"{m}.py" for m in provided_modules(hw))]
     return [p for p in dict.fromkeys(files) if p.is_file()]

@@ -16,7 +16,7 @@ requests from the grading process (pickled tuples: trusted) and answers with pla
 Each request comes as ``(number, request)`` and its answer repeats the number. Each request runs under a
 watchdog thread: past its ``seconds`` (a pair: the process's CPU time, and a wall-clock backstop), faulthandler
 writes every thread's stack to the hang file and the process exits; the grading process reads where the code was.
-``sync`` also says how much CPU time the call took, which the grading process takes off the check's limit.
+(The grading process enforces the limits itself too, from the kernel's count of this process's CPU time.)
 """
 from __future__ import annotations
 
@@ -76,7 +76,6 @@ class Worker:
                       **{k: _fingerprint(v) for k, v in kwargs.items()}}
         args = list(args)
         self._arm(seconds)
-        started = time.process_time()
         try:
             func = getattr(self.impl.module(module), function)
             names = _parameter_names(func)
@@ -86,10 +85,9 @@ class Worker:
                 value = func(*args, **kwargs)
         except BaseException as exc:  # noqa: BLE001 - whatever the student's code raises is reported
             self._disarm()
-            cpu = time.process_time() - started
-            return ("raise", self._error(exc), self._sync(args, kwargs, before, journals, locals().get("names"), cpu))
+            return ("raise", self._error(exc), self._sync(args, kwargs, before, journals, locals().get("names")))
         self._disarm()
-        return ("return", value, self._sync(args, kwargs, before, journals, names, time.process_time() - started))
+        return ("return", value, self._sync(args, kwargs, before, journals, names))
 
     def _guest(self, value, key, journals: dict):
         if is_kit(value, self.kit):
@@ -97,18 +95,17 @@ class Worker:
             record(value, journals[key], (), self.kit)
         return value
 
-    def _sync(self, args: list, kwargs: dict, before: dict, journals: dict, names: list | None, cpu: float) -> dict:
+    def _sync(self, args: list, kwargs: dict, before: dict, journals: dict, names: list | None) -> dict:
         """Every mutable argument as it is after the call (with their parameter names; the checking process
         compares them with its own: it never takes this process's word that nothing changed) and the journals of
-        the kit's objects, and the CPU time the call took."""
+        the kit's objects."""
         changed = {}
         for key, value in [*enumerate(args), *kwargs.items()]:
             if key in journals or before.get(key) is None:
                 continue
             changed[key] = value
         named = {k: names[k] if isinstance(k, int) and names and k < len(names) else str(k) for k in changed}
-        return {"changed": changed, "names": named, "journals": {k: wire.Journal(j) for k, j in journals.items()},
-                "cpu": cpu}
+        return {"changed": changed, "names": named, "journals": {k: wire.Journal(j) for k, j in journals.items()}}
 
     def _error(self, exc: BaseException) -> dict:
         frames = [[f.filename, f.lineno, f.name, (f.line or "").strip()]
@@ -199,8 +196,7 @@ def _reply(out, number: int, message: tuple) -> None:
 
 def _plain_sync(sync: dict) -> dict:
     """``sync`` without the values that cannot be sent (they are reported as such)."""
-    plain: dict = {"changed": {}, "journals": {}, "unsendable": {}, "names": sync.get("names", {}),
-                   "cpu": sync.get("cpu")}
+    plain: dict = {"changed": {}, "journals": {}, "unsendable": {}, "names": sync.get("names", {})}
     for part in ("changed", "journals"):
         for key, value in sync[part].items():
             try:
@@ -267,7 +263,9 @@ def zygote() -> None:
     worker for each request of the grading process. Requests come over a Unix socket (``control_fd``), each with
     three descriptors: the worker's request pipe, its answer pipe and its hang file. Requests (pickled: trusted):
     ``("fork", config)`` → ``("forked", pid)``; ``("kill", pid)`` (its process group) → ``("killed", code)``;
-    ``("wait", pid, seconds)`` → ``("status", code or None)``. Answers are plain data (grader.boundary.wire). The zygote
+    ``("wait", pid, seconds)`` → ``("status", code or None)``; ``("cpu", pid)`` → ``("cpu", seconds or None)``, the
+    CPU time of the worker's every thread as the kernel counts it (a worker cannot forge it as it could forge its
+    own clocks). Answers are plain data (grader.boundary.wire). The zygote
     ends when every holder of the socket has closed it; as the first process of its PID namespace, it takes every
     worker with it."""
     import signal
@@ -316,11 +314,23 @@ def zygote() -> None:
             answer = ("killed", _wait(request[1], 5.0, ended))
         elif request[0] == "wait":
             answer = ("status", _wait(request[1], float(request[2]), ended))
+        elif request[0] == "cpu":
+            answer = ("cpu", process_cpu(request[1]))
         else:
             answer = ("unknown",)
         _reap(ended)
         control.send(wire.encode(answer))
     os._exit(0)
+
+
+def process_cpu(pid: int) -> float | None:
+    """User and system CPU time of process ``pid`` and all its threads, from /proc (None where there is none)."""
+    try:
+        with open(f"/proc/{int(pid)}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()  # after the name, which may hold anything
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _wait(pid: int, seconds: float, ended: dict) -> int | None:

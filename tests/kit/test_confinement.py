@@ -308,3 +308,14 @@ def test_a_kit_that_a_worker_changed_grades_nobody(tmp_path, layer):
             assert float(rows["b_second"]["total"]) == 0 and rows["b_second"]["error"], rows  # no grade, and why
     finally:
         shutil.rmtree(kit, ignore_errors=True)
+
+
+def test_the_kit_digest_covers_every_file_the_checking_process_reads_or_pytest_configures_it_with():
+    from grader.boundary import staging
+
+    hw = homeworks.load(HW)
+    files = set(staging.kit_files(hw))
+    expected = {*(ROOT / "grader").rglob("*.py"), *hw.tests_dir.glob("*.py"), *hw.tests_dir.glob("*.toml"),
+                ROOT / "pyproject.toml", ROOT / "homework" / "check.py",
+                *(p for p in (ROOT / "conftest.py", ROOT / "tests" / "conftest.py") if p.is_file())}
+    assert expected <= files, sorted(map(str, expected - files))

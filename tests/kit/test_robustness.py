@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from grader import homeworks
-from grader.boundary import confine
+from grader.boundary import confine, zygote
 from grader.homeworks import ROOT
 from kit import HW, run_check
 
@@ -121,6 +121,51 @@ def test_the_time_limit_counts_the_workers_cpu_so_a_busy_machine_fails_no_check(
     else:
         assert check["extra_data"]["kind"] == "timeout" and "превышено время (1 с)" in check["output"], check
         assert took < 30, f"the wall-clock backstop ({confine.WALL_FACTOR:g} × 1 s) did not end the call: {took:.0f} s"
+
+
+@pytest.mark.skipif(not zygote.available(), reason="the worker's CPU time is read from the kernel through the zygote")
+def test_a_worker_that_forges_its_clocks_still_runs_out_of_cpu_time(tmp_path):
+    """The limit is enforced from outside the worker: code that makes time.process_time (and the watchdog's other
+    clocks) read 0, then computes for 3 s of CPU against a limit of 1 s, fails that check with a time limit."""
+    folder = submission(tmp_path, """
+        import time as _time
+
+        _time.process_time = lambda: 0.0
+        _time.monotonic = lambda: 0.0
+        _td_errors = td_errors
+
+
+        def td_errors(rewards, values, last_value, gamma):
+            end = _time.perf_counter() + 3.0
+            while _time.perf_counter() < end:
+                pass
+            return _td_errors(rewards, values, last_value, gamma)
+    """)
+    _, _, checks = grade(tmp_path, folder, "ppo::test_td_errors_courier", timeout=1)
+    check = checks["test_td_errors_courier"]
+    assert check["extra_data"]["kind"] == "timeout", check["output"]
+
+
+def test_waiting_has_one_budget_per_part_not_one_per_check(tmp_path):
+    """A function that waits just under the wall-clock backstop in every check does not multiply the run's time:
+    the part's calls share one budget of time off the CPU (4 × the limit); past it, the limit is wall-clock time."""
+    folder = submission(tmp_path, """
+        import time as _time
+
+        _td_errors = td_errors
+
+
+        def td_errors(rewards, values, last_value, gamma):
+            _time.sleep(2.5)  # under the backstop of one check (4 × 1 s)
+            return _td_errors(rewards, values, last_value, gamma)
+    """)
+    names = ["test_td_errors_courier", "test_td_errors_last_value", "test_n_step_identity"]
+    started = time.monotonic()
+    _, _, checks = grade(tmp_path, folder, *[f"ppo::{n}" for n in names], timeout=1)
+    took = time.monotonic() - started
+    kinds = [checks[n]["extra_data"]["kind"] if checks[n]["status"] != "passed" else "passed" for n in names]
+    assert "timeout" in kinds, kinds  # the budget ran out although no call reached the backstop
+    assert took < 20, f"{took:.0f} s"
 
 
 def test_a_function_that_hangs_costs_the_time_limit_once_per_function_not_per_check(tmp_path, reference):
