@@ -533,7 +533,8 @@ def grade(root: Path, config: dict) -> dict:
                 env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONIOENCODING="utf-8")
                 proc = subprocess.run(command, cwd=str(ROOT), capture_output=True, text=True, encoding="utf-8",
                                       errors="replace", env=env)
-                print(proc.stdout, proc.stderr, sep="\n", flush=True)  # the instructor's log (results/stdout)
+                # the instructor's log (results/stdout), with the upload's paths, not the scratch folder's
+                print(_replace(proc.stdout, paths), _replace(proc.stderr, paths), sep="\n", flush=True)
                 if results.is_file():
                     data = _replace(json.loads(results.read_text(encoding="utf-8")), paths)
                 else:

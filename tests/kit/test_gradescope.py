@@ -105,6 +105,7 @@ def autograde(zip_path: Path, root: Path, submission: dict[str, bytes]) -> tuple
     data = json.loads(text, parse_constant=lambda c: pytest.fail(f"results.json holds {c}, which is not JSON"))
     validate(data)
     assert str(root) not in text and "gradescope-" not in text, "scratch paths leak into what students read"
+    assert "gradescope-" not in proc.stdout, "the log's rerun commands name a scratch folder that is gone"
     return proc, data
 
 
