@@ -141,12 +141,17 @@ class NotebookConfig:
     example: str | None = None  # one check, ``part::check``, shown in the how-to text
     plots_module: str | None = None  # a provided module of solutions/<hw>/, imported as ``plots`` by the setup cell
     plots: tuple[Plot, ...] = ()
+    repository: str | None = None  # the course repository's address, for the Colab instructions
+
+
+REPOSITORY_PLACEHOLDER = "<адрес репозитория курса>"
 
 
 def load_config(hw: Homework) -> NotebookConfig:
     """The homework's ``solutions/<hw>/notebook.toml`` (all keys optional; no file: no plots)::
 
         example = "part::test_name"        # the check named in the how-to text (default: the first part's first)
+        repository = "https://..."         # what Colab clones (default: a placeholder the student fills in)
         plots = "plots"                    # solutions/<hw>/plots.py, imported as `plots` by the setup cell
 
         [[plot]]                           # one per plot cell, in order
@@ -161,14 +166,18 @@ def load_config(hw: Homework) -> NotebookConfig:
     with path.open("rb") as f:
         data = tomllib.load(f)
     where = str(path.relative_to(ROOT))
-    unknown = set(data) - {"example", "plots", "plot"}
+    unknown = set(data) - {"example", "plots", "plot", "repository"}
     if unknown:
         raise BuildError(f"{where}: unknown keys {sorted(unknown)}")
     try:
         plots = tuple(Plot(**{**p, "needs": tuple(p.get("needs", ()))}) for p in data.get("plot", []))
     except TypeError as exc:
         raise BuildError(f"{where}: a [[plot]] needs part, text, code and optionally needs ({exc})") from None
-    config = NotebookConfig(data.get("example"), data.get("plots"), plots)
+    repository = data.get("repository")
+    if repository is not None and (not isinstance(repository, str) or not repository.strip() or
+                                   any(c.isspace() or c in "'\"`;&|$" for c in repository)):
+        raise BuildError(f"{where}: repository must be one address without spaces or shell characters")
+    config = NotebookConfig(data.get("example"), data.get("plots"), plots, repository)
     _check_config(hw, config, where)
     return config
 
@@ -335,7 +344,7 @@ def _head_cells(hw: Homework, config: NotebookConfig, parts, intro: str, general
                            plots_step=PLOTS_STEP if config.plots else "")
     plots_import = _plots_import(hw, config.plots_module)
     return [_md("intro", _intro_cells(hw, intro, general) + "\n\n" + how_to),
-            _md("setup-text", SETUP_TEXT),
+            _md("setup-text", SETUP_TEXT.replace(REPOSITORY_PLACEHOLDER, config.repository or REPOSITORY_PLACEHOLDER)),
             _code("setup", SETUP_CODE.format(hw=hw.name, plots_import=plots_import))]
 
 

@@ -3,6 +3,7 @@
 Two kernel runs (the solved notebook, the untouched one) and three command-line gradings; the rest is fast.
 """
 import contextlib
+import dataclasses
 import importlib.util
 import inspect
 import io
@@ -344,6 +345,7 @@ def test_every_plot_cell_calls_a_function_of_the_plots_module():
     ('plots = "ppo"\n', "must name a provided module"),
     ('plot = []\nexampel = "ppo::x"\n', "unknown keys"),
     ('[[plot]]\npart = "ppo"\ncode = "plots.f()"\n', "a [[plot]] needs part, text, code"),
+    ('repository = "https://x/y.git; rm -rf ~"\n', "repository must be one address"),
 ])
 def test_a_wrong_notebook_toml_is_a_build_error(tmp_path, monkeypatch, toml, says):
     for path in HOMEWORK.solutions_dir.glob("*.py"):
@@ -353,6 +355,16 @@ def test_a_wrong_notebook_toml_is_a_build_error(tmp_path, monkeypatch, toml, say
     monkeypatch.setattr(notebook_build, "ROOT", tmp_path.parent)  # where the error message names the file from
     with pytest.raises(BuildError, match=re.escape(says)):
         load_config(HOMEWORK)
+
+
+def test_the_colab_cell_clones_the_repository_the_notebook_toml_names(monkeypatch):
+    config = load_config(HOMEWORK)
+    assert config.repository is None  # the kit's own: the student fills the placeholder in
+    named = dataclasses.replace(config, repository="https://example.org/course/rl-homework.git")
+    monkeypatch.setattr(notebook_build, "load_config", lambda hw: named)
+    text = "".join(c.source for c in notebook_build.build_notebook(HOMEWORK).cells if c.cell_type == "markdown")
+    assert "!git clone https://example.org/course/rl-homework.git rl-homework" in text
+    assert notebook_build.REPOSITORY_PLACEHOLDER not in text
 
 
 def test_plots_without_matplotlib_say_how_to_install_it(monkeypatch):
