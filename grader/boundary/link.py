@@ -51,6 +51,8 @@ class Link:
         self.ready = False
         self.loaded: dict = {}  # what the running worker has loaded: module name -> session._Loaded
         self.used = 0.0  # the CPU time the last request took (its wall-clock time where that is not known)
+        # the worker's CPU time at the last look, when that was, and the wall-clock time charged since then
+        self.mark: tuple[float, float, float] = (0.0, 0.0, 0.0)
         self.hang = HangReport(self.tmp)
         self.sources: dict[str, list[str]] = {}  # the submission's modules as staged: file name -> lines
         self.scratch: Path | None = None  # the running worker's working folder
@@ -88,6 +90,7 @@ class Link:
                  "confined": self.confined, "root_dir": str(self.tmp / "root"), "visible": zygote.visible(self.hw)}
         (self.tmp / "root").mkdir(exist_ok=True)
         self.ready = False
+        self.mark = (0.0, time.monotonic(), 0.0)  # a forked process starts with no CPU time of its own
         if self.zygote is not None and self.zygote.confined == self.confined:
             try:
                 self.worker = Forked(self.zygote, hello)
@@ -110,8 +113,8 @@ class Link:
     def ask(self, request: tuple, seconds: float, cpu_seconds: float | None = None):
         """Send a request and wait for its answer: TimeoutError past ``seconds`` of wall-clock time and the grace,
         or past ``cpu_seconds`` of the worker's CPU time as the kernel counts it (where the zygote can say; the
-        worker's own watchdog ends it there first, unless its clocks were forged). ``self.used`` is then the
-        CPU time the request took, or its wall-clock time where the CPU time is not known."""
+        worker's own watchdog ends it there first, unless its clocks were forged). ``self.used`` is then what the
+        request costs (:meth:`_charged`)."""
         number = secrets.randbits(63)
         try:
             payload = pickle.dumps((number, request), protocol=pickle.HIGHEST_PROTOCOL)
@@ -142,28 +145,39 @@ class Link:
 
     def _receive(self, worker: Channel, seconds: float, cpu_seconds: float | None):
         started = time.monotonic()
-        deadline, self.used = started + seconds + GRACE, 0.0
-        try:  # most calls answer at once: their wall-clock time is what they cost
-            answer = worker.receive(min(QUICK, seconds + GRACE))
-            self.used = time.monotonic() - started
-            return answer
+        deadline = started + seconds + GRACE
+        measured = isinstance(worker, Forked)
+        try:  # most calls answer at once
+            return self._charged(worker, worker.receive(min(QUICK, seconds + GRACE)), started)
         except TimeoutError:
             if time.monotonic() >= deadline:
                 raise
-        first = worker.cpu()  # the CPU time from here on, as the kernel counts it, plus the quick slice's wall time
         while True:
             try:
-                answer = worker.receive(min(POLL, deadline - time.monotonic()) if first is not None
+                answer = worker.receive(min(POLL, deadline - time.monotonic()) if measured
                                         else deadline - time.monotonic())
-                break
+                return self._charged(worker, answer, started)
             except TimeoutError:
                 if time.monotonic() >= deadline:
                     raise
                 now = worker.cpu()
-                if cpu_seconds is not None and now is not None and now - first > cpu_seconds + GRACE:
+                if cpu_seconds is not None and now is not None and \
+                        now - self.mark[0] - self.mark[2] > cpu_seconds + GRACE:
                     raise TimeoutError from None
-        last = worker.cpu() if first is not None else None
-        self.used = QUICK + (last - first if last is not None else time.monotonic() - started - QUICK)
+
+    def _charged(self, worker: Channel, answer, started: float):
+        """``answer``, with ``self.used`` set: every CPU second the worker used since the last look (between calls
+        too, its threads included: work done off a call is charged to the next one), or, right after a look, the
+        call's wall-clock time (never asking the zygote for calls in quick succession)."""
+        wall = time.monotonic() - started
+        cpu, looked, precharged = self.mark
+        now = worker.cpu() if isinstance(worker, Forked) and time.monotonic() - looked > QUICK else None
+        if now is None:
+            self.used = wall
+            self.mark = (cpu, looked, precharged + wall)
+        else:
+            self.used = max(now - cpu - precharged, 0.0)
+            self.mark = (now, time.monotonic(), 0.0)
         return answer
 
     @property

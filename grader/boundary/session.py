@@ -25,6 +25,8 @@ from grader.boundary.staging import provided_modules
 from grader.escape import printable
 from grader.homeworks import Homework
 
+OVERRUN = 0.25  # s of CPU time past the check's limit that the clock's granularity may show
+
 
 @dataclass
 class _Check:
@@ -64,6 +66,7 @@ class Session:
         self.check = _Check()
         # the wall-clock time the part's calls may spend off the CPU (waiting, or on a machine busy with others)
         self.slack = self.limit * WALL_FACTOR
+        self.owed = 0.0  # CPU time used outside a check (a module's import), charged to the next check
 
     @property
     def level(self) -> str:
@@ -82,7 +85,8 @@ class Session:
         self.link.prepare()
 
     def begin_check(self, nodeid: str, title: str, seed: int) -> None:
-        self.check = _Check(nodeid, title, seed, time.monotonic() + self.limit * WALL_FACTOR, self.limit)
+        self.check = _Check(nodeid, title, seed, time.monotonic() + self.limit * WALL_FACTOR, self.limit - self.owed)
+        self.owed = 0.0
 
     def end_check(self) -> list[str]:
         functions, self.check = self.check.functions, _Check()
@@ -105,7 +109,9 @@ class Session:
         try:
             wall = max(min(self.limit * WALL_FACTOR, self.limit + self.slack) if self.link.measures_cpu else self.limit,
                        0.05)
+            started = time.monotonic()
             answer = self.link.ask(("load", name, (self.limit, wall)), wall, self.limit)
+            self._spend(started)
         except TimeoutError:
             self.link.discard()
             error = ModuleLoadError(f"превышено время ({self.limit:g} с) при загрузке модуля {name}.py: похоже, на "
@@ -160,6 +166,9 @@ class Session:
         request = ("call", module, function, tuple(args), dict(kwargs), seed, (cpu, wall), int(repeat), bool(track))
         try:
             answer = self.link.ask(request, wall, cpu)
+            self._spend(started)
+            if self.link.measures_cpu and self.check.cpu_left < -OVERRUN:  # CPU used off the call came due
+                raise TimeoutError
         except TimeoutError:
             where = self.link.where(function)
             self.link.discard()
@@ -172,9 +181,16 @@ class Session:
             raise WorkerCrashed(f"процесс, выполнявший ваш код, завершился посреди вызова {function} ({exc}): ваш код "
                                 "вызвал os._exit, завершил интерпретатор, упал или превысил предел памяти. "
                                 "Остальные проверки продолжены в новом процессе.") from None
-        self.check.cpu_left -= self.link.used
-        self.slack -= max(time.monotonic() - started - self.link.used, 0.0)
         return self._answer(answer, function, args, kwargs, track)
+
+    def _spend(self, started: float) -> None:
+        """Charge what the last request cost: its CPU time to the check (to the next check, when it came outside
+        one: a module's import), its time off the CPU to the part's budget."""
+        if self.check.nodeid:
+            self.check.cpu_left -= self.link.used
+        else:
+            self.owed += self.link.used
+        self.slack -= max(time.monotonic() - started - self.link.used, 0.0)
 
     def _answer(self, answer, function: str, args: tuple, kwargs: dict, track: bool):
         try:

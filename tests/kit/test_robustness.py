@@ -146,6 +146,57 @@ def test_a_worker_that_forges_its_clocks_still_runs_out_of_cpu_time(tmp_path):
     assert check["extra_data"]["kind"] == "timeout", check["output"]
 
 
+@pytest.mark.skipif(not zygote.available(), reason="the worker's CPU time is read from the kernel through the zygote")
+@pytest.mark.parametrize("where", ["between-calls", "at-import"])
+def test_cpu_time_used_off_the_call_is_charged_to_the_check(tmp_path, where):
+    """Work done by a thread while the checking side is busy between calls, or at the module's import, is the
+    check's: 2.5 s of CPU in a thread started at import (the call only waits for it; the worker's clock forged),
+    or 0.8 s at import and 0.6 s in the call, against a limit of 1 s, fail the check with a time limit."""
+    work = {"between-calls": """
+        import threading as _threading
+        import time as _time
+
+        _done = _threading.Event()
+        _time.process_time = lambda: 0.0  # the worker's own watchdog sees nothing
+
+
+        def _precompute():
+            end = _time.thread_time() + 2.5
+            while _time.thread_time() < end:
+                pass
+            _done.set()
+
+
+        _threading.Thread(target=_precompute, daemon=True).start()
+        _td_errors = td_errors
+
+
+        def td_errors(rewards, values, last_value, gamma):
+            _done.wait()
+            return _td_errors(rewards, values, last_value, gamma)
+    """, "at-import": """
+        import time as _time
+
+
+        def _spin(seconds):
+            end = _time.process_time() + seconds
+            while _time.process_time() < end:
+                pass
+
+
+        _spin(0.8)
+        _td_errors = td_errors
+
+
+        def td_errors(rewards, values, last_value, gamma):
+            _spin(0.6)
+            return _td_errors(rewards, values, last_value, gamma)
+    """}[where]
+    _, _, checks = grade(tmp_path, submission(tmp_path, work), "ppo::test_td_errors_courier", timeout=1)
+    check = checks["test_td_errors_courier"]
+    assert check["extra_data"]["kind"] == "timeout", check["output"]
+
+
 def test_waiting_has_one_budget_per_part_not_one_per_check(tmp_path):
     """A function that waits just under the wall-clock backstop in every check does not multiply the run's time:
     the part's calls share one budget of time off the CPU (4 × the limit); past it, the limit is wall-clock time."""
