@@ -19,18 +19,21 @@ class _Space:
 
 
 class Recorder:
-    """Wraps an environment and logs each episode as a list of (s, a, r, s_next, terminated, truncated)."""
+    """Wraps an environment and logs each episode as a list of (s, a, r, s_next, terminated, truncated), and the seed
+    each episode's reset was given (``seeds``)."""
 
     def __init__(self, env):
         self.env = env
         self.observation_space = env.observation_space
         self.action_space = env.action_space
         self.episodes = []
+        self.seeds = []
         self._s = None
 
     def reset(self, seed=None, options=None):
         s, info = self.env.reset(seed=seed)
         self.episodes.append([])
+        self.seeds.append(seed if seed is None else int(seed))
         self._s = int(s)
         return s, info
 

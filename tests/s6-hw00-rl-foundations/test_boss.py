@@ -207,13 +207,25 @@ def pair_of_floats(got, what):
 # ---- log_softmax ----------------------------------------------------------------------------------
 
 
-@graded("log_softmax: [1, 2, 3] и устойчивость на логитах 1000, 1001", subject="log_softmax")
+@graded("log_softmax: [1, 2, 3] и устойчивость: логиты 1000, 1001; логиты в 1000 друг от друга; батч с большими "
+        "логитами в каждой строке", subject="log_softmax")
 def test_log_softmax(boss):
     check_close(boss.log_softmax(np.array([1.0, 2.0, 3.0])), [-2.40760596, -1.40760596, -0.40760596],
                 what="log_softmax([1, 2, 3])", hint="log π(a) = z_a − log Σ_b exp(z_b).", atol=1e-7,
                 mistakes={"softmax вместо log_softmax": [0.09003057, 0.24472847, 0.66524096]})
     check_close(boss.log_softmax(np.array([1000.0, 1001.0])), [-1.31326169, -0.31326169],
                 what="log_softmax([1000, 1001])", hint="вычтите max по последней оси до exp, иначе exp(1000) = inf.")
+    z = np.array([0.0, 1000.0, -1000.0])  # exp(−1000) = 0 in float64: the log of a probability cannot give −1000
+    check_close(boss.log_softmax(z.copy()), [-1000.0, 0.0, -2000.0], what="log_softmax([0, 1000, −1000])",
+                hint="log π = (z − max) − log Σ exp(z − max), без log от вероятностей: exp(−1000) = 0 в float64, "
+                     "log 0 = −inf, а log(π + eps) даёт log eps ≈ −27.6 вместо −1000.",
+                mistakes={"log от вероятностей с добавкой eps, log(softmax(z) + 1e-12): малые вероятности обрезаны на "
+                          "log 1e-12 ≈ −27.6": np.log(np.array([0.0, 1.0, 0.0]) + 1e-12)})
+    z = np.array([[1000.0, 1001.0], [-1000.0, -1001.0]])  # each row has its own maximum, 2000 apart
+    check_close(boss.log_softmax(z.copy()), [[-1.31326169, -0.31326169], [-0.31326169, -1.31326169]],
+                what="log_softmax батча [[1000, 1001], [−1000, −1001]] по последней оси",
+                hint="max — у каждой строки свой: z.max(axis=-1, keepdims=True). Один max всего массива (z.max()) "
+                     "оставляет строку, чьи логиты на 2000 ниже, с Σ exp = 0 и log 0 = −inf.")
     z = np.random.default_rng(0).normal(0, 3, size=(2, 3, 6))
     before = z.copy()
     check_close(boss.log_softmax(z), log_softmax_oracle(z), what="log_softmax для массива формы (2, 3, 6)",
@@ -425,7 +437,8 @@ def test_token_gae_hand_made(boss):
         check_unchanged(before, after, name=name, function="token_gae")
 
 
-@graded("Замечание VAPO: оценка в конце ответа из 101 токена доходит до первого токена как 0.95^100 ≈ 0.006",
+@graded("Замечание VAPO: оценка в конце ответа из 101 токена доходит до первого токена как 0.95^100 ≈ 0.006 (и для "
+        "целых наград)",
         subject="token_gae")
 def test_token_gae_long_answer(boss):
     L = 101
@@ -441,6 +454,14 @@ def test_token_gae_long_answer(boss):
     check_close(adv[0], 0.95 ** np.arange(100, -1, -1), what="Â_t = 0.95^(100 − t) по всему ответу", atol=1e-9)
     adv1, _ = gae_pair(boss.token_gae(rewards, values, mask, gamma=1.0, lam=1.0), "token_gae")
     check_close(adv1, np.ones((2, L)), what="при λ = 1 (и γ = 1) оценка доходит до каждого токена целиком")
+    ints = rewards.astype(np.int64)  # a score of 1 at the end of the answer, 0 elsewhere: integer rewards are fine
+    adv, _ = gae_pair(boss.token_gae(ints, values, mask, gamma=1.0, lam=0.95), "token_gae с целыми наградами")
+    check_close(adv, np.tile(0.95 ** np.arange(100, -1, -1), (2, 1)), atol=1e-9,
+                what="Â_t = 0.95^(100 − t) и для наград np.int64 (оценка 1 на 101-м токене, 0 на остальных)",
+                hint="награды бывают целыми: приводите их к float — np.asarray(rewards, dtype=float); массив, "
+                     "созданный как np.zeros_like(rewards) от целых наград, тоже целый и округляет Â_t.",
+                mistakes={"advantages — целый массив (np.zeros_like(rewards) от целых наград): Â_t округлены до целых":
+                          np.tile(np.trunc(0.95 ** np.arange(100, -1, -1)), (2, 1))})
 
 
 @graded("GAE по токенам на случайном батче против суммы Σ(γλ)^l δ по каждому ответу (seed {seed})", subject="token_gae")
@@ -923,7 +944,8 @@ def test_ppo_update_replay(boss, lm, seed, setting):
 # ---- monitoring ---------------------------------------------------------------------------------
 
 
-@graded("Мониторинг: точный KL к референсу на ответ и средняя энтропия на токен", subject="kl_and_entropy")
+@graded("Мониторинг: точный KL к референсу на ответ и средняя энтропия на токен; логиты в 1000 друг от друга; входы "
+        "не меняются", subject="kl_and_entropy")
 def test_kl_and_entropy(boss):
     """Один ответ из двух токенов над словарём из двух: π = [0.5, 0.5] и [0.8, 0.2], π_ref = [0.5, 0.5] оба раза.
     KL = 0 + 0.8·ln(1.6) + 0.2·ln(0.4) = 0.192745; энтропия = (ln 2 + 0.500402) / 2 = 0.596772.
@@ -931,6 +953,7 @@ def test_kl_and_entropy(boss):
     """
     logits = np.array([[[0.0, 0.0], [np.log(4.0), 0.0], [7.0, -3.0]]])
     ref = np.array([[[1.0, 1.0], [2.0, 2.0], [0.0, 5.0]]])
+    copies = logits.copy(), ref.copy()  # float64: np.asarray(x, dtype=float) is the caller's array itself
     out = boss.kl_and_entropy(logits, ref, np.array([[1.0, 1.0, 0.0]]))
     kl, ent = check_pair(out, "kl_and_entropy возвращает (kl_ref, entropy)", names=("kl_ref", "entropy"))
     h2 = -(0.8 * np.log(0.8) + 0.2 * np.log(0.2))
@@ -943,8 +966,23 @@ def test_kl_and_entropy(boss):
                 hint="H(π(·|s)) = −Σ_a π(a)·log π(a) по словарю (последняя ось), затем среднее по токенам с mask = 1.",
                 mistakes={"энтропия — сумма по ответу, а не среднее на токен": np.log(2) + h2,
                           "среднее по всем позициям, вместе с паддингом": (np.log(2) + h2 + (-(np.exp(
-                              log_softmax_oracle(logits[0, 2])) * log_softmax_oracle(logits[0, 2])).sum())) / 3,
+                              log_softmax_oracle(copies[0][0, 2])) * log_softmax_oracle(copies[0][0, 2])).sum())) / 3,
                           "энтропия референсной политики, а не π": np.log(2)})
+    for name, before, after in zip(("logits", "ref_logits"), copies, (logits, ref)):
+        check_unchanged(before, after, name=name, function="kl_and_entropy")
+    # the same answer after shifting a state's logits (softmax does not change), with logits 1000 apart: π = [1, 0] in
+    # the first state, KL = log 2 and H = 0 there; the second state lies 2000 below the batch's maximum
+    logits = np.array([[[0.0, -1000.0], [np.log(4.0) - 2000.0, -2000.0], [7.0, -3.0]]])
+    ref = np.array([[[0.0, 0.0], [1000.0, 1000.0], [0.0, 5.0]]])
+    with np.errstate(all="ignore"):
+        out = boss.kl_and_entropy(logits, ref, np.array([[1.0, 1.0, 0.0]]))
+    kl, ent = check_pair(out, "kl_and_entropy возвращает (kl_ref, entropy)", names=("kl_ref", "entropy"))
+    hint = ("log π — из log_softmax: (z − max) − log Σ exp(z − max), max — по последней оси, у каждого состояния свой; "
+            "не np.log(softmax): вероятность exp(−1000) = 0, log 0 = −inf, а 0·log 0 = NaN, хотя предел π·log π — 0.")
+    check_float(kl, np.log(2) + 0.8 * np.log(1.6) + 0.2 * np.log(0.4), atol=1e-9,
+                what="kl_ref, когда логиты отличаются на 1000 (π = [1, 0]) и лежат на 2000 ниже максимума батча",
+                hint=hint)
+    check_float(ent, h2 / 2, atol=1e-9, what="entropy, когда логиты отличаются на 1000 (π = [1, 0], H = 0)", hint=hint)
 
 
 # ---- training -----------------------------------------------------------------------------------
@@ -1195,7 +1233,8 @@ def test_train_uses_its_arguments(boss):
 # ---- bonus: GRPO and VAPO -----------------------------------------------------------------------
 
 
-@graded("Бонус: групповое преимущество GRPO (r − mean)/std внутри группы", bonus=True, subject="grpo_advantages")
+@graded("Бонус: групповое преимущество GRPO (r − mean)/std внутри группы; оценки не меняются", bonus=True,
+        subject="grpo_advantages")
 def test_grpo_advantages(boss):
     scores = np.array([1.0, 0.0, 0.5, 0.5, 0.2, 0.2, 0.2, 0.2])
     g0 = (np.array([1.0, 0.0, 0.5, 0.5]) - 0.5) / (np.sqrt(0.125) + 1e-8)
@@ -1203,6 +1242,8 @@ def test_grpo_advantages(boss):
                 what="grpo_advantages([1, 0, 0.5, 0.5 | 0.2 ×4], group_size = 4)",
                 hint="среднее и std (ddof = 0) — внутри каждой группы подряд идущих ответов; одинаковые оценки → 0.",
                 mistakes={"нормировка по всему батчу": (scores - scores.mean()) / scores.std()})
+    check_unchanged(np.array([1.0, 0.0, 0.5, 0.5, 0.2, 0.2, 0.2, 0.2]), scores, name="scores",
+                    function="grpo_advantages")
 
 
 @graded("Бонус: градиент loss GRPO (клиппинг + KL-слагаемое k3) против конечных разностей", bonus=True,

@@ -213,7 +213,8 @@ def inverted(control):
 # ---- ε-greedy -------------------------------------------------------------------------------
 
 
-@graded("ε-жадный выбор при ε = 0 — жадное действие; ответ — целое число", subject="epsilon_greedy")
+@graded("ε-жадный выбор при ε = 0 — жадное действие (и когда другое хуже лишь на 10⁻⁶); ответ — целое число",
+        subject="epsilon_greedy")
 def test_epsilon_greedy_greedy(control):
     q = np.array([0.1, 0.5, -1.0, 0.2])
     before = q.copy()
@@ -231,6 +232,12 @@ def test_epsilon_greedy_greedy(control):
     got = control.epsilon_greedy([0.3, -0.5, 0.1, 0.9], 0.0, rng)  # another greedy action: no constant passes
     check_that(int(got) == 3, what="epsilon_greedy([0.3, −0.5, 0.1, 0.9], ε = 0): Q — список Python",
                expected="действие 3", got=fmt(got), hint=hint)
+    # a near tie is not a tie: the greedy action is the one with the largest Q, even by 10⁻⁶
+    got = [int(a) for a in call_many(control.epsilon_greedy, 50, [1.0, 1.0 + 1e-6, 0.0], 0.0, rng)]
+    check_that(set(got) == {1}, what="epsilon_greedy(Q = [1, 1 + 10⁻⁶, 0], ε = 0) 50 раз: Q почти равны, но не равны",
+               expected="всегда действие 1", got=f"частоты действий {fmt(np.bincount(got, minlength=3)[:3] / 50, 3)}",
+               hint=("ничья — только у точно равных Q: жадные действия — np.flatnonzero(q == q.max()); np.isclose "
+                     "(допуск 1e-5) считает равными и Q, различающиеся на 10⁻⁶.") if set(got) <= {0, 1} else hint)
 
 
 @graded("ε-жадный выбор: ничьи в argmax разбиваются случайно (в начале обучения Q = 0 везде)", subject="epsilon_greedy")
@@ -479,7 +486,23 @@ def test_episode_returns(control, envs, name):
                hint="эпизод кончается и на terminated, и на truncated: while not (terminated or truncated): ...")
 
 
-@graded("{name} детерминирован: тот же seed — тот же результат, другой seed — другой", subject="{name}")
+def seeding_diagnosis(seeds, episodes):
+    """The typical mistake in how the episodes of a run were reset, from the seeds each reset got, or ""."""
+    if len(seeds) > 1 and seeds[0] is not None and all(x == seeds[0] for x in seeds) \
+            and all(ep == episodes[0] for ep in episodes):
+        return ("\nПохоже на типичную ошибку: env.reset(seed=seed) в каждом эпизоде — среда каждый раз начинает с того "
+                "же зерна и повторяет одни и те же случайные переходы.")
+    if seeds and all(x is None for x in seeds):
+        return ("\nПохоже на типичную ошибку: seed не передан среде — первый эпизод начинается с env.reset(), и "
+                "случайность среды не задана зерном.")
+    if len(seeds) > 1 and all(x is not None for x in seeds) and len(set(seeds)) == len(seeds):
+        return ("\nПохоже на типичную ошибку: среде в каждом эпизоде дано новое зерно (env.reset(seed=seed + "
+                "эпизод)): зерно задают один раз, дальше — env.reset().")
+    return ""
+
+
+@graded("{name} детерминирован: тот же seed — тот же результат, другой seed — другой; env.reset(seed=seed) — только "
+        "в первом эпизоде, один генератор на весь запуск", subject="{name}")
 @pytest.mark.parametrize("name", ["q_learning", "sarsa"])
 def test_deterministic(control, envs, name):
     Q1, r1 = _run(control, name, envs.CliffWalking(), 40, fresh_env=True, seed=7)
@@ -490,6 +513,34 @@ def test_deterministic(control, envs, name):
                hint="вся случайность — из одного генератора np.random.default_rng(seed).")
     check_that(not np.array_equal(np.asarray(r1), np.asarray(r3)), what=f"{name}: seed = 7 и seed = 8",
                expected="разные episode_returns", got="одинаковые", hint="seed должен задавать генератор.")
+    # the environment's randomness: reset(seed=seed) in the first episode only. On the random walk the agent's only
+    # action changes nothing, so every correct run plays exactly the episodes the walk itself gives for that seed.
+    env = Recorder(envs.RandomWalk())
+    _run(control, name, env, 8, alpha=0.5, gamma=1.0, epsilon=0.1, seed=5)
+    played = [[(s, r, s_next, terminated) for s, _, r, s_next, terminated, _ in ep] for ep in env.episodes]
+    expected = [[(int(s), float(r), int(s_next), bool(t)) for s, r, s_next, t in ep]
+                for ep in envs.RandomWalk().episodes(8, seed=5)]
+    check_that(played == expected, what=f"{name}(случайное блуждание, 8 эпизодов, seed = 5): эпизоды среды",
+               expected="эпизоды RandomWalk().episodes(8, seed=5): первый — после env.reset(seed=5), следующие — после "
+                        "env.reset() без seed",
+               got=f"seed в env.reset по эпизодам: {env.seeds}" + seeding_diagnosis(env.seeds, played),
+               hint="по docstring: s, _ = env.reset(seed=seed) if episode == 0 else env.reset() — зерно среды задают "
+                    "один раз, в первом эпизоде, и дальше её генератор идёт своим ходом.")
+    # the agent's randomness: one generator for the whole run. Generators made per episode as default_rng(seed +
+    # episode) make the run for seed 31 the run for seed 30 shifted by one episode (at ε = 1, one-step episodes).
+    actions = {}
+    for seed in (30, 31):
+        env = Recorder(OneStateBandit())
+        _run(control, name, env, 40, alpha=0.5, gamma=0.9, epsilon=1.0, seed=seed)
+        actions[seed] = [ep[0][1] for ep in env.episodes if ep]
+    shifted = len(actions[30]) == len(actions[31]) == 40 and actions[30][1:] == actions[31][:-1]
+    diagnosis = (RNG_PER_EPISODE if len(set(actions[30])) == 1 else
+                 "генератор создаётся в каждом эпизоде заново, rng = np.random.default_rng(seed + номер эпизода)")
+    check_that(not shifted, what=f"{name}(бандит, 40 эпизодов, ε = 1): действия при seed = 30 и seed = 31",
+               expected="разные последовательности случайных действий",
+               got=f"seed = 31 повторяет seed = 30 со сдвигом на один эпизод: {actions[30][1:11]} … и "
+                   f"{actions[31][:10]} …\nПохоже на типичную ошибку: {diagnosis}.",
+               hint="один генератор на весь запуск: rng = np.random.default_rng(seed) до цикла по эпизодам.")
 
 
 # ---- the cliff: the textbook picture, over several seeds ------------------------------------

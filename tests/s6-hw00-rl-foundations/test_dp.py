@@ -7,10 +7,13 @@ reference: policy evaluation as a linear system over state–action pairs, V* as
 deterministic policies (brute force), optimality as "no single-state change improves the policy".
 
 Same verdict on every machine: a check never depends on last-bit rounding. Random transition and policy
-rows are multiples of 2⁻¹⁰, so they sum to exactly 1 in any order of summation; the optimal policies of
+rows are multiples of 2⁻¹⁰, so they sum to exactly 1 in any order of summation (the rows that must be accepted
+although they sum to 1 only up to rounding are float32 probabilities: their sums in float64 are exact in any order,
+and never 1); the optimal policies of
 the examples that policy iteration is run on have no near-ties (the best action beats the next by ≥ 0.01),
 except the exact zeros of absorbing states; the tie rule is checked on an MDP where Q = R exactly and
-the near-tie (10⁻¹⁰) lies far above rounding and far below the rule's tolerance (10⁻⁸). The 5×5 grid's
+the near-tie (10⁻¹⁰) lies far above rounding and far below the rule's tolerance (10⁻⁸), and at the rule's edge,
+0.1% inside or outside its tolerance (10⁻¹¹·max(1, |max Q|) away, again far above rounding). The 5×5 grid's
 optimal actions do tie exactly, and there a bare argmax may or may not switch forever depending on the
 BLAS kernel, so policy iteration is run on it only after it has shown the tie rule
 (tests/kit/test_verdicts_noise.py grades this with noise injected into the implementation's linear algebra).
@@ -282,6 +285,15 @@ def test_q_from_v_random(dp, seed):
                           "γ умножает и награду: γ·(R + P·V), а нужно R + γ·P·V": gamma * (R + P @ V)})
     for name, before, after in zip(["P", "R", "V"], [P, R, V], args):
         check_unchanged(before, after, name=name, function="q_from_v")
+    # integer rewards (a grid world's −1 per step, a list of ints) are fine too: Q is not an integer array
+    R_int = np.round(3 * R).astype(np.int64)
+    expected = oracle_q(P, R_int, V, gamma)
+    check_close(dp.q_from_v(P.copy(), R_int.copy(), V.copy(), gamma), expected,
+                what=f"q_from_v с целыми наградами R (np.int64), S = {S}, A = {A}, γ = {gamma:.3f}",
+                hint="R из целых чисел — обычное дело (−1 за ход в мире-сетке): считайте в float, "
+                     "np.asarray(R, dtype=float); массив Q, созданный как np.zeros_like(R), был бы целым.",
+                mistakes={"Q — целый массив (np.zeros_like(R) от целых наград или R без dtype=float): каждое "
+                          "Q(s, a) = R + γ·P·V округлено до целого": np.trunc(expected)})
 
 
 # ---- value and policy iteration ------------------------------------------------------------------
@@ -325,6 +337,31 @@ TIE_HINT = ("правило равенства: из действий, у кот
             "keepdims=True): argmax булева массива — первый True.")
 
 
+# The rule at its edge, on the same kind of MDP (Q = R exactly): each near-tie lies 0.1% inside or outside the
+# tolerance 1e-8·max(1, |max Q|) — 10⁻¹¹·max(1, |max Q|) away from it, far above rounding (10⁻¹⁶·|max Q|).
+TIE_EDGE_P = [[[0.0, 0.0, 0.0, 0.0, 1.0]] * 2] * 5
+TIE_EDGE_R = [[1.0, 1.0 + 1.001e-8],  # 1.001·10⁻⁸ > 1e-8·1: не равенство → действие 1
+              [1000.0, 1000.0 + 0.999e-5],  # 0.999·10⁻⁵ < 1e-8·1000: равенство → 0
+              [0.5, 0.5 + 0.999e-8],  # 0.999·10⁻⁸ < 1e-8·max(1, 0.5) = 1e-8: равенство → 0
+              [-1000.0, -1000.0 + 0.999e-5],  # 0.999·10⁻⁵ < 1e-8·|−1000|: равенство → 0
+              [0.0, 0.0]]  # конечное состояние
+TIE_EDGE_RULE = [1, 0, 0, 0, 0]
+TIE_EDGE_TEXT = ["[1, 1 + 1.001·10⁻⁸]", "[1000, 1000 + 0.999·10⁻⁵]", "[0.5, 0.5 + 0.999·10⁻⁸]",
+                 "[−1000, −1000 + 0.999·10⁻⁵]", "[0, 0] (конечное)"]
+TIE_EDGE_HINT = ("допуск правила — 1e-8·max(1, |max_a Q(s, a)|): при |max Q| ≤ 1 это 1e-8, при |max Q| = 1000 — 1e-5; "
+                 "действие, лучшее больше чем на допуск, не равно максимуму, а в пределах допуска берётся меньший "
+                 "номер. Например, best = Q.max(axis=1, keepdims=True); "
+                 "np.argmax(Q >= best − 1e-8·np.maximum(1, np.abs(best)), axis=1).")
+TIE_EDGE_MISTAKES = {
+    "равенство через np.isclose(Q, max Q): его допуск (rtol = 1e-5) шире правила, и действие, лучшее на "
+    "1.001·10⁻⁸, тоже сочтено равным": [0, 0, 0, 0, 0],
+    "допуск 1e-8 без множителя max(1, |max Q|): при Q ≈ ±1000 разница 0.999·10⁻⁵ по правилу — равенство":
+        [1, 1, 0, 1, 0],
+    "допуск только относительный, 1e-8·|max Q| без max(1, ·): при |max Q| = 0.5 он меньше 1e-8": [1, 0, 1, 0, 0],
+    "допуск 1e-8·max(1, max Q) без модуля: при отрицательном max Q = −1000 он сжимается до 1e-8": [1, 0, 0, 1, 0],
+}
+
+
 def bare_argmax_mistake(method):
     if method == "policy_iteration":
         return ("голый np.argmax (или допуск меньше 10⁻¹⁰): выбрано действие, которое лучше лишь на 10⁻¹⁰. У "
@@ -333,8 +370,8 @@ def bare_argmax_mistake(method):
     return "голый np.argmax без допуска: выбрано действие, которое лучше лишь на 10⁻¹⁰, а по правилу это равенство"
 
 
-@graded("Правило равенства: Q(0, ·) = [1, 1 + 10⁻¹⁰, 0.5], Q(1, ·) = [0, 2, 2 + 10⁻¹⁰] → действия 0 и 1 ({method})",
-        subject="{method}")
+@graded("Правило равенства: Q(0, ·) = [1, 1 + 10⁻¹⁰, 0.5], Q(1, ·) = [0, 2, 2 + 10⁻¹⁰] → действия 0 и 1; "
+        "на границе допуска 1e-8·max(1, |max Q|) (±0.1%) — тоже по правилу ({method})", subject="{method}")
 @pytest.mark.parametrize("method", ["value_iteration", "policy_iteration"])
 def test_tie_rule(dp, method):
     """Из состояний 0 и 1 любое действие кончает эпизод (состояние 2 конечное), поэтому Q(s, a) = R[s, a].
@@ -350,6 +387,18 @@ def test_tie_rule(dp, method):
     policy = check_policy(policy, 3, 3, method)
     check_close(policy, np.eye(3)[TIE_RULE], atol=1e-9, what=f"{method}: политика при почти равных Q (разница 10⁻¹⁰)",
                 hint=TIE_HINT, mistakes={bare_argmax_mistake(method): np.eye(3)[TIE_BARE_ARGMAX]})
+    # the rule at its edge: gaps 0.1% inside or outside the tolerance, at |max Q| = 1, 1000, 0.5 and −1000
+    V, policy = check_pair(getattr(dp, method)(TIE_EDGE_P, TIE_EDGE_R, 0.9), f"{method} возвращает (V, policy)",
+                           names=("V", "policy"))
+    V = check_values(V, 5, 2, method)
+    check_close(V, np.max(TIE_EDGE_R, axis=1), atol=1e-4, rtol=0,
+                what=f"{method}: V* на MDP, где Q = R (с точностью 1e-4: равные по правилу Q различаются меньше)",
+                hint="V*(s) = max_a (R[s, a] + γ·Σ P[s, a, s']·V*(s')); у конечного состояния V = 0.")
+    policy = check_policy(policy, 5, 2, method)
+    check_close(policy, np.eye(2)[TIE_EDGE_RULE], atol=1e-9,
+                what=f"{method}: политика на границе допуска; Q(s, ·) = " + "; ".join(TIE_EDGE_TEXT),
+                hint=TIE_EDGE_HINT, mistakes={name: np.eye(2)[actions] for name, actions in TIE_EDGE_MISTAKES.items()}
+                | {bare_argmax_mistake(method): np.eye(2)[[1, 1, 1, 1, 0]]})
 
 
 def ignores_tie_rule(policy):
@@ -429,6 +478,34 @@ def test_gridworld_4x3(dp, envs, method):
                    hint="в клетке рядом с ловушкой −1 оптимально идти в обход, чтобы не соскользнуть в неё.")
 
 
+GRID_4X4_V_STAR = [0, -1, -2, -3, -1, -2, -3, -2, -2, -3, -2, -1, -3, -2, -1, 0]  # −(шагов до ближайшего угла)
+ONE_SWEEP = ("value iteration остановилась после первого прохода (V = max_a R): изменение, по которому решают "
+             "остановиться, сразу вышло < tol — взято со знаком (max(V_new − V) или Σ(V_new − V) без модуля: при "
+             "отрицательных наградах V только убывает), или V_old = V — тот же массив, а не копия; нужно "
+             "max_s |V_new(s) − V(s)|")
+
+
+@graded("Сетка 4×4 (пример 4.1), каждый ход −1, γ = 1: value_iteration даёт V* = −(шагов до ближайшего угла)",
+        subject="value_iteration")
+def test_gridworld_4x4_value_iteration(dp, envs):
+    """Все награды отрицательны, поэтому V_k только убывает: V_1 = −1, V_2 = −2, … вдали от углов. Правило остановки
+    смотрит на max_s |V_{k+1}(s) − V_k(s)|: без модуля изменение отрицательно уже после первого прохода."""
+    P, R = env_mdp(envs, "gridworld_4x4")
+    copies = [P.copy(), R.copy()]
+    V, policy = check_pair(dp.value_iteration(*copies, 1.0), "value_iteration возвращает (V, policy)",
+                           names=("V", "policy"))
+    V = check_values(V, 16, 4, "value_iteration на сетке 4×4")
+    check_close(V, GRID_4X4_V_STAR, atol=1e-6, what="value_iteration на сетке 4×4, γ = 1: V* (с точностью 1e-6)",
+                hint="повторяйте проходы V_{k+1}(s) = max_a (R[s, a] + γ·Σ P[s, a, s']·V_k(s')), пока "
+                     "max_s |V_{k+1}(s) − V_k(s)| ≥ tol — с модулем: здесь все награды −1, и V только убывает.",
+                mistakes={ONE_SWEEP: np.max(R, axis=1)})
+    policy = check_policy(policy, 16, 4, "value_iteration на сетке 4×4")
+    check_greedy(policy, oracle_q(P, R, np.array(GRID_4X4_V_STAR, dtype=float), 1.0), R,
+                 "value_iteration на сетке 4×4")
+    for name, before, after in zip(["P", "R"], [P, R], copies):
+        check_unchanged(before, after, name=name, function="value_iteration")
+
+
 @graded("Случайные MDP: value iteration и policy iteration находят V* полного перебора политик (seed {seed})",
         subject=("value_iteration", "policy_iteration"))
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -505,6 +582,13 @@ def _bad_inputs():
     return P, R, pi, V, P_bad
 
 
+# Rows that sum to 1 only up to rounding, and the same in every order of summation: float32 probabilities, whose sums
+# in float64 are exact (1 + 3.7·10⁻⁸, 1 − 7.5·10⁻⁹, …) and never exactly 1; state 2 is absorbing.
+ROUNDED_P = [[[0.6, 0.3, 0.1], [0.2, 0.7, 0.1]], [[0.5, 0.3, 0.2], [0.1, 0.1, 0.8]], [[0.0, 0.0, 1.0]] * 2]
+ROUNDED_R = [[1.0, 0.5], [-0.5, 2.0], [0.0, 0.0]]
+ROUNDED_PI = [[0.6, 0.4], [0.9, 0.1], [0.2, 0.8]]
+
+
 def _five_calls(dp, P, R, pi, V):
     """Each of the part's five functions called on (P, R), γ = 0.9, as a thunk by name."""
     return {"solve_bellman": lambda: dp.solve_bellman(P, R, pi, 0.9),
@@ -514,7 +598,8 @@ def _five_calls(dp, P, R, pi, V):
             "policy_iteration": lambda: dp.policy_iteration(P, R, 0.9)}
 
 
-@graded("Плохой вход: строки P или policy — не распределения (сумма ≠ 1 или вероятность < 0) → ValueError",
+@graded("Плохой вход: строки P или policy — не распределения (сумма ≠ 1 или вероятность < 0) → ValueError; "
+        "сумма 1 с точностью округления (float32 [0.6, 0.3, 0.1]) — не ошибка",
         subject=("solve_bellman", "policy_evaluation", "q_from_v", "value_iteration", "policy_iteration"),
         guard=True)
 def test_bad_rows(dp):
@@ -545,6 +630,19 @@ def test_bad_rows(dp):
             expect_value_error(lambda name=name: getattr(dp, name)(P, R, pi_neg, 0.9),
                                f"{name}: строка политики [1.5, −0.5] (сумма 1, но вероятность < 0)",
                                "π(a|s) ≥ 0: проверьте np.all(policy >= 0), а не только сумму строк.")
+    # good input whose rows sum to 1 only up to rounding must not be rejected
+    P, R, pi = (np.array(x, dtype=np.float32) for x in (ROUNDED_P, ROUNDED_R, ROUNDED_PI))
+    for name, call in _five_calls(dp, P, R, pi, np.array([1.0, -2.0, 0.0])).items():
+        with about(name):
+            try:
+                call()
+            except ValueError as error:
+                check_that(False, what=f"{name}: строки P и policy — вероятности float32, например [0.6, 0.3, 0.1]; "
+                                       "их суммы — 1 с точностью округления (в float64 — 1 ± 4·10⁻⁸)",
+                           expected="ответ: вход корректный", got=f"ValueError: {str(error)[:200]}",
+                           hint="сравнивайте суммы строк с 1 с допуском — np.allclose(P.sum(axis=2), 1, atol=1e-6), а "
+                                "не == 1 и не с допуском машинной точности float64 (2·10⁻¹⁶): вероятности float32 "
+                                "складываются в 1 лишь с точностью ~10⁻⁷.")
 
 
 @graded("Плохой вход: несогласованные формы P, R, policy, V → ValueError",

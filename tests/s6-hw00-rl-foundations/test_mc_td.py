@@ -302,7 +302,8 @@ def check_values(got, n, what, visited=None):
 # ---- discounted returns ---------------------------------------------------------------------------
 
 
-@graded("Отдачи робота-курьера: r = [1, 0, 2], γ = 0.9 → G = [2.62, 1.8, 2]", subject="discounted_returns")
+@graded("Отдачи робота-курьера: r = [1, 0, 2], γ = 0.9 → G = [2.62, 1.8, 2] (и когда награды — целые числа)",
+        subject="discounted_returns")
 def test_returns_courier(mc_td):
     """G_2 = 2;  G_1 = 0 + 0.9·2 = 1.8;  G_0 = 1 + 0.9·1.8 = 2.62."""
     rewards = [1.0, 0.0, 2.0]
@@ -310,6 +311,13 @@ def test_returns_courier(mc_td):
                 hint="проход с конца: G_{T−1} = r_{T−1}, G_t = r_t + γ·G_{t+1}.",
                 mistakes=returns_mistakes([1.0, 0.0, 2.0], 0.9))
     check_that(rewards == [1.0, 0.0, 2.0], what="discounted_returns не меняет rewards", got=str(rewards))
+    for ints, text in (([1, 0, 2], "список целых чисел"), (np.array([1, 0, 2], dtype=np.int64), "массив np.int64")):
+        check_close(mc_td.discounted_returns(ints, 0.9), [2.62, 1.8, 2.0],
+                    what=f"discounted_returns([1, 0, 2], γ = 0.9): награды — {text}",
+                    hint="награды бывают целыми: считайте отдачи в float — np.asarray(rewards, dtype=float); массив G, "
+                         "созданный как np.zeros_like(rewards) от целых наград, тоже целый и округляет G_t.",
+                    mistakes={"G — целый массив (np.zeros_like(rewards) от целых наград или rewards без dtype=float): "
+                              "отдачи округлены до целых": [2.0, 1.0, 2.0]})
 
 
 # at γ = 0 the rewards themselves are the answer: a function returning its input passes, so these count only with
@@ -326,7 +334,7 @@ def test_returns_edge_gammas(mc_td, gamma, expected):
                 mistakes=returns_mistakes([1.0, 1.0, 3.0, -1.0], gamma))
 
 
-@graded("Отдачи случайных эпизодов против явной суммы Σ γ^k r_{t+k} (float32, списки; seed {seed})",
+@graded("Отдачи случайных эпизодов против явной суммы Σ γ^k r_{t+k} (float32, float64, списки; seed {seed})",
         subject="discounted_returns")
 @pytest.mark.parametrize("seed", [0, 1])
 def test_returns_random(mc_td, seed):
@@ -348,6 +356,11 @@ def test_returns_random(mc_td, seed):
                      + (", вход — список" if seed == 1 else ", вход float32"),
                 hint=hint, mistakes=returns_mistakes(rewards, gamma))
     check_unchanged(rewards, np.asarray(arg, dtype=np.float32), name="rewards", function="discounted_returns")
+    arg = rewards.astype(float)  # float64: np.asarray(arg, dtype=float) is the caller's array itself, not a copy
+    got = mc_td.discounted_returns(arg, gamma)
+    check_unchanged(rewards.astype(float), arg, name="rewards", function="discounted_returns")
+    check_close(got, expected, atol=1e-9, what=f"discounted_returns, T = {T}, γ = {gamma:.3f}, вход float64",
+                hint="G_t = r_t + γ·G_{t+1}, проход с конца эпизода.", mistakes=returns_mistakes(rewards, gamma))
 
 
 # ---- Monte Carlo ---------------------------------------------------------------------------------
@@ -469,7 +482,7 @@ def test_td0_hand(mc_td):
                     "no_mask", "current_state", "offline", "backwards", "sign", "V0"]))
 
 
-@graded("TD(0): оборванный эпизод (terminated = False) бутстрапит V(s_next), законченный — нет",
+@graded("TD(0): оборванный эпизод (terminated = False) бутстрапит V(s_next), законченный — нет (V0 и целыми числами)",
         subject="td0_prediction")
 def test_td0_truncated_bootstraps(mc_td):
     """V0 = [1, 2, 2], α = 0.5, γ = 0.9. Переход (0, 0, 1, terminated=False): V(0) = 1 + 0.5·(0 + 0.9·2 − 1) = 1.4.
@@ -484,6 +497,13 @@ def test_td0_truncated_bootstraps(mc_td):
                                  ": конец списка переходов ещё не конец задачи, "
                                  "бутстрап отключает только terminated = True."),
                 mistakes=mistakes)
+    got = mc_td.td0_prediction(copy.deepcopy(truncated), 3, 0.5, 0.9, V0=[1, 2, 2])
+    check_close(got, [1.4, 2.0, 2.0],
+                what="td0_prediction, тот же оборванный переход, V0 = [1, 2, 2] — список целых чисел",
+                hint="V0 бывает целым: копируйте его в float — np.array(V0, dtype=float); копия np.array(V0) без dtype "
+                     "целая, и V(s) += α·δ округляется.",
+                mistakes={"V — целый массив: копия V0 без dtype=float (np.array(V0)), и каждое обновление V(s) += α·δ "
+                          "округлено до целого": [1.0, 2.0, 2.0]})
     got = mc_td.td0_prediction(copy.deepcopy(terminated), 3, 0.5, 0.9, V0=list(V0))
     mistakes = td_mistakes(terminated, 3, 0.5, 0.9, V0, only=["no_mask", "skip_terminal", "sign", "V0"])
     check_close(got, [0.5, 2.0, 2.0], what="td0_prediction, V0 = [1, 2, 2], α = 0.5, γ = 0.9, переход (0, 0, 1) в "

@@ -178,7 +178,7 @@ def test_softmax_lesson(policy_gradient):
                 hint="π_a = exp(z_a) / Σ_b exp(z_b).")
 
 
-@graded("softmax на случайных логитах против exp(log π) через log-sum-exp; списки, float32, батч [..., A]",
+@graded("softmax на случайных логитах против exp(log π) через log-sum-exp; списки, float32, float64, батч [..., A]",
         subject="softmax")
 def test_softmax_random(policy_gradient):
     rng = np.random.default_rng(0)
@@ -198,9 +198,16 @@ def test_softmax_random(policy_gradient):
                 mistakes={"нормировка по всему массиву, а не по каждой строке": np.exp(batch) / np.exp(batch).sum(),
                           "нормировка по первой оси (по столбцам), а не по последней":
                               np.exp(batch) / np.exp(batch).sum(axis=0, keepdims=True)})
+    z = rng.normal(0, 3, size=5)  # float64: np.asarray(z, dtype=float) is the caller's array itself, not a copy
+    before = z.copy()
+    got = policy_gradient.softmax(z)
+    check_unchanged(before, z, name="z", function="softmax")
+    check_close(got, np.exp(log_softmax_oracle(before)), atol=1e-9, what="softmax от 5 логитов float64",
+                hint="π_a = exp(z_a − max z) / Σ_b exp(z_b − max z), в новом массиве.")
 
 
-@graded("softmax численно устойчив: логиты ±1000 без переполнения и NaN", subject="softmax")
+@graded("softmax численно устойчив: логиты ±1000 без переполнения и NaN, и в батче — у каждой строки свой максимум",
+        subject="softmax")
 def test_softmax_large_logits(policy_gradient):
     cases = [([1000.0, -1000.0, 0.0], [1.0, 0.0, 0.0]),
              ([1000.0, 1000.0], [0.5, 0.5]),
@@ -216,6 +223,14 @@ def test_softmax_large_logits(policy_gradient):
         check_close(got, expected, atol=1e-9, what=f"softmax({z})",
                     hint="вычтите максимум перед exp: softmax(z) = softmax(z − max z). Без сдвига exp(1000) = inf, "
                          "inf/inf = NaN, а exp(−1000) = 0 даёт 0/0.")
+    # a batch: each row has its own maximum, 2000 apart, so one shift for the whole array underflows a row
+    batch = np.array([[1000.0, 999.0, 0.0], [-1000.0, -1001.0, -1002.0]])
+    with np.errstate(all="ignore"):
+        got = policy_gradient.softmax(batch.copy())
+    check_close(got, np.stack([np.exp(log_softmax_oracle(row)) for row in batch]), atol=1e-9,
+                what="softmax батча [[1000, 999, 0], [−1000, −1001, −1002]] по последней оси",
+                hint="сдвиг — на максимум каждой строки: z − z.max(axis=-1, keepdims=True). Один максимум всего "
+                     "массива (z.max()) оставляет строку, чьи логиты на 2000 ниже, с exp = 0, и 0/0 = NaN.")
 
 
 @graded("∇ log softmax: пример урока [0, 1] − [0.5, 0.5] = [−0.5, 0.5]", subject="grad_log_softmax")

@@ -198,11 +198,19 @@ def returns_feedback(ppo, adv, ret, rewards, values, last_value, gamma, lam):
 # ---- TD errors and GAE: the courier robot --------------------------------------------------
 
 
-@graded("Робот-курьер: TD-ошибки δ = [0.35, −0.6, 1.0]", subject="td_errors")
+@graded("Робот-курьер: TD-ошибки δ = [0.35, −0.6, 1.0]; входы float64 не меняются", subject="td_errors")
 def test_td_errors_courier(ppo):
     got = ppo.td_errors(COURIER_R, COURIER_V, 0.0, GAMMA)
     check_close(got, [0.35, -0.6, 1.0], what="td_errors для робота-курьера (r = [1, 0, 2], V = [2, 1.5, 1], γ = 0.9)",
                 hint="δ_t = r_t + γ·V(s_{t+1}) − V(s_t); следующие ценности — values[1:] и last_value.",
+                mistakes=td_mistakes(COURIER_R, COURIER_V, 0.0, GAMMA))
+    # float64 arrays: np.asarray(x, dtype=float) is the caller's array itself, so δ must be a new array
+    rewards, values = np.array(COURIER_R), np.array(COURIER_V)
+    got = ppo.td_errors(rewards, values, 0.0, GAMMA)
+    check_unchanged(np.array(COURIER_R), rewards, name="rewards", function="td_errors")
+    check_unchanged(np.array(COURIER_V), values, name="values", function="td_errors")
+    check_close(got, [0.35, -0.6, 1.0], what="td_errors для робота-курьера, r и V — массивы float64",
+                hint="δ_t = r_t + γ·V(s_{t+1}) − V(s_t) — новый массив, входы не меняются.",
                 mistakes=td_mistakes(COURIER_R, COURIER_V, 0.0, GAMMA))
 
 
@@ -288,10 +296,12 @@ def test_gae_random(ppo, seed):
     rewards, values = rng.normal(size=T), rng.normal(size=T)
     last_value, gamma, lam = float(rng.normal()), float(rng.uniform(0.8, 1.0)), float(rng.uniform(0.0, 1.0))
     delta = deltas_oracle(rewards, values, last_value, gamma)
-    check_close(ppo.td_errors(rewards, values, last_value, gamma), delta, what=f"td_errors, T = {T}",
+    # copies: whether the inputs are left unchanged is the business of the checks of inputs, not of this one
+    check_close(ppo.td_errors(rewards.copy(), values.copy(), last_value, gamma), delta, what=f"td_errors, T = {T}",
                 hint="δ_t = r_t + γ·V(s_{t+1}) − V(s_t); следующие ценности — values[1:] и last_value.",
                 mistakes=td_mistakes(rewards, values, last_value, gamma))
-    adv, ret = gae_pair(ppo.gae(rewards, values, last_value, gamma, lam), "gae возвращает (advantages, returns)")
+    adv, ret = gae_pair(ppo.gae(rewards.copy(), values.copy(), last_value, gamma, lam),
+                        "gae возвращает (advantages, returns)")
     expected = gae_explicit_sum(delta, gamma, lam)
     hint, mistakes = gae_feedback(ppo, adv, expected, "Â_t = δ_t + γλ·Â_{t+1}, проход с конца траектории, Â_T = 0.",
                                   gae_mistakes(delta, gamma, lam))
@@ -303,7 +313,7 @@ def test_gae_random(ppo, seed):
     check_close(ret, expected + values, what="gae: returns = advantages + values", hint=hint, mistakes=mistakes)
 
 
-@graded("GAE принимает списки и float32, не меняет входы", subject="gae")
+@graded("GAE принимает списки, float32 и целые награды, не меняет входы (и float64)", subject="gae")
 def test_gae_types_and_inputs(ppo):
     rng = np.random.default_rng(7)
     rewards, values = rng.normal(size=12).astype(np.float32), rng.normal(size=12).astype(np.float32)
@@ -335,6 +345,26 @@ def test_gae_types_and_inputs(ppo):
     hint, mistakes = hint_for(adv, "на массивах ответ верен, а на списках — нет: список нельзя сдвигать и умножать как "
                                    "массив, сначала np.asarray(rewards, dtype=float).")
     check_close(adv, expected, what="gae на обычных списках Python", atol=1e-4, rtol=1e-4, hint=hint, mistakes=mistakes)
+    r64, v64 = rewards.astype(float), values.astype(float)  # np.asarray(x, dtype=float) makes no copy of these
+    adv, _ = gae_pair(ppo.gae(r64, v64, 0.5, 0.99, 0.95), "gae на float64")
+    check_unchanged(rewards.astype(float), r64, name="rewards", function="gae")
+    check_unchanged(values.astype(float), v64, name="values", function="gae")
+    check_close(adv, expected, what="gae на массивах float64", atol=1e-9,
+                hint="Â_t = δ_t + γλ·Â_{t+1}, проход с конца.", mistakes=gae_mistakes(delta, 0.99, 0.95))
+    right = COURIER_TABLE[0.5]
+    for ints, text in (([1, 0, 2], "список целых чисел"), (np.array([1, 0, 2], dtype=np.int64), "массив np.int64")):
+        adv, _ = gae_pair(ppo.gae(ints, COURIER_V, 0.0, GAMMA, 0.5), "gae с целыми наградами")
+        hint = ("награды бывают целыми: приводите их к float — np.asarray(rewards, dtype=float); массив, созданный как "
+                "np.zeros_like(rewards) от целых наград, тоже целый и округляет Â_t.")
+        mistakes = {"advantages — целый массив (np.zeros_like(rewards) от целых наград): Â_t округлены до целых":
+                    np.trunc(right)}
+        if not matches(adv, right) and not matches(
+                attempt(None, lambda: ppo.gae(COURIER_R, COURIER_V, 0.0, GAMMA, 0.5)[0]), right):
+            hint, mistakes = gae_feedback(ppo, adv, right, "сначала исправьте проверки «Робот-курьер: преимущества GAE "
+                                          "…» выше: и с наградами float ответ неверен, так что дело не в типе наград.",
+                                          gae_mistakes([0.35, -0.6, 1.0], GAMMA, 0.5))
+        check_close(adv, right, what=f"gae для робота-курьера при λ = 0.5, награды r = [1, 0, 2] — {text}",
+                    hint=hint, mistakes=mistakes)
 
 
 # ---- the clipped objective ----------------------------------------------------------------
@@ -417,7 +447,7 @@ def test_clip_gradient(ppo):
                 hint=hint, atol=1e-4, rtol=1e-4)
 
 
-@graded("Клиппированная цель на случайных батчах против формы g(ε, Â) из Spinning Up (seed {seed})",
+@graded("Клиппированная цель на случайных батчах против формы g(ε, Â) из Spinning Up; входы не меняются (seed {seed})",
         subject="ppo_clip_objective")
 @pytest.mark.parametrize("seed", [0, 1])
 def test_clip_random(ppo, seed):
@@ -428,7 +458,10 @@ def test_clip_random(ppo, seed):
     adv = rng.normal(size=B)
     eps = float(rng.uniform(0.1, 0.3))
     expected = clip_objective_oracle(np.exp(logp_new - logp_old), adv, eps)
-    got = ppo.ppo_clip_objective(logp_new, logp_old, adv, eps=eps)
+    args = [x.copy() for x in (logp_new, logp_old, adv)]  # float64: np.asarray(x, dtype=float) makes no copy
+    got = ppo.ppo_clip_objective(*args, eps=eps)
+    for name, before, after in zip(["logp_new", "logp_old", "adv"], (logp_new, logp_old, adv), args):
+        check_unchanged(before, after, name=name, function="ppo_clip_objective")
     hint, mistakes = ("mean(min(ρ·Â, clip(ρ, 1−ε, 1+ε)·Â)) с переданным eps.",
                       clip_mistakes(logp_new, logp_old, adv, eps))
     at_02 = clip_objective_oracle(np.exp(logp_new - logp_old), adv, 0.2)
@@ -626,7 +659,8 @@ def values_shifted(rewards, values, next_values, terminated, truncated, gamma, l
     return boundary_oracle(rewards, values, shifted, terminated, truncated, gamma, lam)
 
 
-@graded("Границы эпизодов: terminated не бутстрапит, truncated бутстрапит V(s_{t+1}); рекурсия обрывается",
+@graded("Границы эпизодов: terminated не бутстрапит, truncated бутстрапит V(s_{t+1}); рекурсия обрывается "
+        "(и с целыми наградами)",
         subject="gae_with_boundaries")
 def test_boundaries_hand_made(ppo):
     """γ = 0.9, λ = 0.8 (γλ = 0.72). Шаги 0–1 — эпизод, закончившийся на шаге 1 (terminated);
@@ -655,6 +689,14 @@ def test_boundaries_hand_made(ppo):
                                                          b["truncated"], 0.9, 0.8)})
     check_close(ret, np.array([0.36, -2.0, 4.064, 3.7]) + b["values"],
                 what="gae_with_boundaries: returns = advantages + values")
+    ints = dict(BOUNDARY, rewards=np.array(b["rewards"], dtype=np.int64))  # [1, 0, 1, 2]: integer rewards are fine
+    adv, _ = gae_pair(ppo.gae_with_boundaries(**ints, gamma=0.9, lam=0.8), "gae_with_boundaries")
+    check_close(adv, [0.36, -2.0, 4.064, 3.7], what="gae_with_boundaries на том же батче, награды [1, 0, 1, 2] — "
+                                                    "массив np.int64",
+                hint="награды бывают целыми: приводите их к float — np.asarray(rewards, dtype=float); массив, "
+                     "созданный как np.zeros_like(rewards) от целых наград, тоже целый и округляет Â_t.",
+                mistakes={"advantages — целый массив (np.zeros_like от целых наград): Â_t округлены до целых":
+                          np.trunc([0.36, -2.0, 4.064, 3.7])})
 
 
 @graded("Батч из нескольких эпизодов равен GAE по каждому эпизоду отдельно (seed {seed})",
