@@ -455,8 +455,8 @@ def test_a_conftest_beside_the_modules_or_the_notebook_is_never_loaded(graded, c
 
 def _doing_nothing(folder: Path, how: str) -> None:
     """Every part's module with each function replaced: raising ValueError on every input, returning its first
-    argument (``echo``: at γ = 0 the returns are the rewards), or, for control, one constant answer (the greedy
-    action of a check's Q) after env.reset()."""
+    argument (``echo``: at γ = 0 the returns are the rewards), zeroing its array arguments and returning zeros
+    (``zeroing``), or, for control, one constant answer (the greedy action of a check's Q) after env.reset()."""
     import ast
 
     folder.mkdir(parents=True)
@@ -468,6 +468,12 @@ def _doing_nothing(folder: Path, how: str) -> None:
             extra = "".join(f"\n\ndef {n}(*args, **kwargs):\n    raise ValueError('неверный вход')\n" for n in names)
         elif how == "echo":
             extra = "".join(f"\n\ndef {n}(*args, **kwargs):\n    return args[0] if args else None\n" for n in names)
+        elif how == "zeroing":  # every array argument zeroed in place, zeros returned: a check whose oracle reads the
+            # arguments after the call would agree
+            extra = "".join(f"\n\ndef {n}(*args, **kwargs):\n"
+                            "    arrays = [a for a in [*args, *kwargs.values()] if isinstance(a, np.ndarray)]\n"
+                            "    for a in arrays:\n        a[...] = 0\n"
+                            "    return np.zeros_like(arrays[0], dtype=float) if arrays else 0.0\n" for n in names)
         elif module == "control":
             extra = textwrap.dedent("""
 
@@ -487,7 +493,7 @@ def _doing_nothing(folder: Path, how: str) -> None:
         (folder / f"{module}.py").write_text(source + extra, encoding="utf-8")
 
 
-@pytest.mark.parametrize("how", ["raise", "echo", "constant"])
+@pytest.mark.parametrize("how", ["raise", "echo", "zeroing", "constant"])
 def test_code_that_does_nothing_earns_nothing(tmp_path, how):
     _doing_nothing(tmp_path / "student", how)
     out = tmp_path / "results.json"

@@ -394,8 +394,12 @@ def test_token_rewards_random(boss, seed):
     mask = random_mask(rng, B, L)
     logp, ref_logp = rng.normal(-1, 0.5, size=(B, L)), rng.normal(-1, 0.5, size=(B, L))
     scores, beta = rng.random(B), float(rng.uniform(0.01, 0.3))
-    got = check_close(boss.token_rewards(scores, logp, ref_logp, mask, beta),
-                      rewards_oracle(scores, logp, ref_logp, mask, beta),
+    inputs = [scores, logp, ref_logp, mask]
+    given = [x.copy() for x in inputs]  # judged against the inputs as they were, not as the call left them
+    answer = boss.token_rewards(*given, beta)
+    for name, before, after in zip(["scores", "logp", "ref_logp", "mask"], inputs, given):
+        check_unchanged(before, after, name=name, function="token_rewards")
+    got = check_close(answer, rewards_oracle(scores, logp, ref_logp, mask, beta),
                       what=f"token_rewards, B = {B}, L = {L}, β = {beta:.3f}",
                       hint="r_t = −β·(log π − log π_ref) на токенах ответа, + оценка на позиции mask.sum(1) − 1; "
                            "β и оценки — из аргументов.",
@@ -508,15 +512,21 @@ def test_masked_normalize(boss):
     real = np.array([1.0, 2, 3, 4])
     norm = (real - 2.5) / np.sqrt(1.25)
     expected = [[norm[0], norm[1], norm[2]], [norm[3], 0, 0]]
-    before = x.copy()
-    check_close(boss.masked_normalize(x, mask), expected, what="masked_normalize([[1, 2, 3], [4, мусор, мусор]])",
+    given = [x.copy(), mask.copy()]  # judged against the inputs as they were, not as the call left them
+    answer = boss.masked_normalize(*given)
+    check_unchanged(x, given[0], name="x", function="masked_normalize")
+    check_unchanged(mask, given[1], name="mask", function="masked_normalize")
+    check_close(answer, expected, what="masked_normalize([[1, 2, 3], [4, мусор, мусор]])",
                 atol=1e-6, hint="mean и std — только по элементам с mask = 1 (ddof = 0); на паддинге верните 0.",
                 mistakes=normalize_mistakes(x, mask))
-    check_unchanged(before, x, name="x", function="masked_normalize")
     rng = np.random.default_rng(8)
     x, mask = rng.normal(3, 2, size=(10, 5)), random_mask(rng, 10, 5)
     sel = x[mask > 0]
-    check_close(boss.masked_normalize(x, mask), np.where(mask > 0, (x - sel.mean()) / (sel.std() + 1e-8), 0.0),
+    given = [x.copy(), mask.copy()]
+    answer = boss.masked_normalize(*given)
+    check_unchanged(x, given[0], name="x", function="masked_normalize")
+    check_unchanged(mask, given[1], name="mask", function="masked_normalize")
+    check_close(answer, np.where(mask > 0, (x - sel.mean()) / (sel.std() + 1e-8), 0.0),
                 what="masked_normalize на случайном батче 10 × 5",
                 hint="(Â − mean)/(std + eps), mean и std — по всем настоящим токенам сразу; на паддинге 0.",
                 mistakes=normalize_mistakes(x, mask))

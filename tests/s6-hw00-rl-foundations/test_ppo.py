@@ -511,7 +511,9 @@ def test_normalize_eps(ppo):
 def test_normalize_random(ppo):
     rng = np.random.default_rng(3)
     adv = rng.normal(2.0, 5.0, size=(8, 4))
-    got = ppo.normalize_advantages(adv)
+    given = adv.copy()  # the answer is judged against the input as it was, not as the call left it
+    got = ppo.normalize_advantages(given)
+    check_unchanged(adv, given, name="adv", function="normalize_advantages")
     expected = (adv - adv.mean()) / (adv.std() + 1e-8)
     mistakes = normalize_mistakes(adv)
     hint = "(Â − mean) / (std + eps), форма ответа — как у входа."
