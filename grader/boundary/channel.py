@@ -88,8 +88,9 @@ class Channel:
             self.pending += chunk
         return True
 
-    def cpu(self) -> float | None:
-        """The worker's CPU time as the kernel counts it, where this side can know it (None: it cannot)."""
+    def cpu(self) -> tuple[float, float] | None:
+        """(the worker's CPU time, the time it waited for a CPU) as the kernel counts them, where this side can know
+        them (None: it cannot)."""
         return None
 
     def close(self) -> None:
@@ -151,5 +152,5 @@ class Forked(Channel):
     def exit_code(self) -> int | None:
         return self.zygote.wait(self.pid, 1.0)
 
-    def cpu(self) -> float | None:
+    def cpu(self) -> tuple[float, float] | None:
         return self.zygote.cpu(self.pid)

@@ -64,7 +64,8 @@ class Session:
         self.notes: list[str] = []
         self.noted = False  # the notes were reported
         self.check = _Check()
-        # the wall-clock time the part's calls may spend off the CPU (waiting, or on a machine busy with others)
+        # the wall-clock time the part's calls may spend waiting (sleeping, blocked: neither on a CPU nor queued for
+        # one; a machine busy with others costs nothing of it)
         self.slack = self.limit * WALL_FACTOR
         self.owed = 0.0  # CPU time used outside a check (a module's import), charged to the next check
 
@@ -107,10 +108,9 @@ class Session:
         if name in self.link.loaded:
             return self.link.loaded[name]
         try:
-            wall = max(min(self.limit * WALL_FACTOR, self.limit + self.slack) if self.link.measures_cpu else self.limit,
-                       0.05)
+            wall = self.limit * WALL_FACTOR if self.link.measures_cpu else self.limit
             started = time.monotonic()
-            answer = self.link.ask(("load", name, (self.limit, wall)), wall, self.limit)
+            answer = self.link.ask(("load", name, (self.limit, wall)), wall, self.limit, self.slack)
             self._spend(started)
         except TimeoutError:
             self.link.discard()
@@ -157,15 +157,14 @@ class Session:
         seed, self.check.seed = self.check.seed, None
         started = time.monotonic()
         cpu = max(min(self.check.cpu_left, self.limit), 0.05)
-        if self.link.measures_cpu:  # the limit is CPU time; waiting has a backstop per check and a budget per part
-            wall = min(self.check.deadline - started if self.check.nodeid else self.limit * WALL_FACTOR,
-                       cpu + self.slack)
+        if self.link.measures_cpu:  # the limit is CPU time; a backstop per check; waiting, a budget per part
+            wall = self.check.deadline - started if self.check.nodeid else self.limit * WALL_FACTOR
         else:  # where the worker's CPU time is not known, the limit is wall-clock time
             wall = cpu
         wall = max(wall, 0.05)
         request = ("call", module, function, tuple(args), dict(kwargs), seed, (cpu, wall), int(repeat), bool(track))
         try:
-            answer = self.link.ask(request, wall, cpu)
+            answer = self.link.ask(request, wall, cpu, self.slack)
             self._spend(started)
             if self.link.measures_cpu and self.check.cpu_left < -OVERRUN:  # CPU used off the call came due
                 raise TimeoutError
@@ -185,12 +184,13 @@ class Session:
 
     def _spend(self, started: float) -> None:
         """Charge what the last request cost: its CPU time to the check (to the next check, when it came outside
-        one: a module's import), its time off the CPU to the part's budget."""
+        one: a module's import), its waiting (neither on a CPU nor queued for one) to the part's budget."""
         if self.check.nodeid:
             self.check.cpu_left -= self.link.used
         else:
             self.owed += self.link.used
-        self.slack -= max(time.monotonic() - started - self.link.used, 0.0)
+        waited = time.monotonic() - started - self.link.used - self.link.queued
+        self.slack = max(self.slack - max(waited, 0.0), 0.0)
 
     def _answer(self, answer, function: str, args: tuple, kwargs: dict, track: bool):
         try:

@@ -263,11 +263,11 @@ def zygote() -> None:
     worker for each request of the grading process. Requests come over a Unix socket (``control_fd``), each with
     three descriptors: the worker's request pipe, its answer pipe and its hang file. Requests (pickled: trusted):
     ``("fork", config)`` → ``("forked", pid)``; ``("kill", pid)`` (its process group) → ``("killed", code)``;
-    ``("wait", pid, seconds)`` → ``("status", code or None)``; ``("cpu", pid)`` → ``("cpu", seconds or None)``, the
-    CPU time of the worker's every thread as the kernel counts it (a worker cannot forge it as it could forge its
-    own clocks). Answers are plain data (grader.boundary.wire). The zygote
-    ends when every holder of the socket has closed it; as the first process of its PID namespace, it takes every
-    worker with it."""
+    ``("wait", pid, seconds)`` → ``("status", code or None)``; ``("cpu", pid)`` → ``("cpu", seconds, queued)`` or
+    ``("cpu", None, None)``: the CPU time of the worker's every thread and the time its main thread waited for a
+    CPU, as the kernel counts them (a worker cannot forge them as it could forge its own clocks). Answers are plain
+    data (grader.boundary.wire). The zygote ends when every holder of the socket has closed it; as the first process
+    of its PID namespace, it takes every worker with it."""
     import signal
     import socket
 
@@ -315,7 +315,7 @@ def zygote() -> None:
         elif request[0] == "wait":
             answer = ("status", _wait(request[1], float(request[2]), ended))
         elif request[0] == "cpu":
-            answer = ("cpu", process_cpu(request[1]))
+            answer = ("cpu", *(process_cpu(request[1]) or (None, None)))
         else:
             answer = ("unknown",)
         _reap(ended)
@@ -323,12 +323,15 @@ def zygote() -> None:
     os._exit(0)
 
 
-def process_cpu(pid: int) -> float | None:
-    """User and system CPU time of process ``pid`` and all its threads, from /proc (None where there is none)."""
+def process_cpu(pid: int) -> tuple[float, float] | None:
+    """(user and system CPU time of process ``pid`` and all its threads, the time its main thread has waited on a
+    run queue), from /proc (None where there is none)."""
     try:
         with open(f"/proc/{int(pid)}/stat", "rb") as f:
             fields = f.read().rsplit(b")", 1)[1].split()  # after the name, which may hold anything
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        with open(f"/proc/{int(pid)}/schedstat", "rb") as f:
+            queued = int(f.read().split()[1]) / 1e9
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), queued
     except (OSError, ValueError, IndexError):
         return None
 

@@ -137,14 +137,16 @@ class Zygote:
         ok = type(answer) is tuple and len(answer) == 2 and answer[0] == "status"
         return answer[1] if ok and type(answer[1]) in (int, type(None)) else None
 
-    def cpu(self, pid: int) -> float | None:
-        """The CPU time worker ``pid`` has used (its every thread), as the kernel counts it."""
+    def cpu(self, pid: int) -> tuple[float, float] | None:
+        """(the CPU time worker ``pid`` has used, its every thread; the time its main thread waited for a CPU), as
+        the kernel counts them."""
         try:
             answer = self._request(("cpu", pid))
         except ZygoteGone:
             return None
-        ok = type(answer) is tuple and len(answer) == 2 and answer[0] == "cpu" and type(answer[1]) is float
-        return answer[1] if ok and answer[1] >= 0 else None
+        ok = type(answer) is tuple and len(answer) == 3 and answer[0] == "cpu" \
+            and all(type(x) is float and x >= 0 for x in answer[1:])
+        return (answer[1], answer[2]) if ok else None
 
     def stop(self) -> None:
         """The zygote ends when every holder of its control socket has closed it, and its PID namespace with every

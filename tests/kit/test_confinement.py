@@ -16,6 +16,7 @@ import sys
 import tempfile
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -319,3 +320,50 @@ def test_the_kit_digest_covers_every_file_the_checking_process_reads_or_pytest_c
                 ROOT / "pyproject.toml", ROOT / "homework" / "check.py",
                 *(p for p in (ROOT / "conftest.py", ROOT / "tests" / "conftest.py") if p.is_file())}
     assert expected <= files, sorted(map(str, expected - files))
+
+
+@pytest.mark.skipif(not (zygote.available() and hasattr(os, "sched_setaffinity")
+                         and os.path.exists("/proc/self/schedstat")),
+                    reason="needs the zygote, CPU affinity and the kernel's scheduler statistics")
+def test_a_machine_busy_with_others_costs_a_check_neither_its_cpu_limit_nor_its_waiting_budget(tmp_path,
+                                                                                                 monkeypatch):
+    """Two spinning processes share the worker's only CPU: its 1 s of work takes about 3 s of wall-clock time, the
+    call still passes its 2 s limit, and the time it spent queued for the CPU is not charged as waiting."""
+    (tmp_path / "ppo.py").write_text(textwrap.dedent('''
+        import time
+
+
+        def td_errors(rewards, values, last_value, gamma):
+            end = time.process_time() + 1.0
+            while time.process_time() < end:
+                pass
+            return [0.0]
+    '''), encoding="utf-8")
+    cpu = min(os.sched_getaffinity(0))
+    before = os.sched_getaffinity(0)
+    hw, hogs, own = homeworks.load(HW), [], []
+    # a zygote of its own, started below, so that it and its workers inherit this process's one CPU
+    monkeypatch.setattr(zygote, "for_session", lambda hw, confined: own.append(zygote.Zygote(hw, confined, "busy"))
+                        or own[-1])
+    try:
+        os.sched_setaffinity(0, {cpu})
+        hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+        for hog in hogs:
+            os.sched_setaffinity(hog.pid, {cpu})
+        session = Session(hw, tmp_path, 2)
+        try:
+            session.begin_check("starved", "starved", 0)
+            started = time.monotonic()
+            assert session.module("ppo").td_errors([1.0], [1.0], 0.0, 0.9) == [0.0]
+            took = time.monotonic() - started
+            assert took > 1.8, f"the worker was not slowed down ({took:.1f} s): the test proves nothing"
+            assert session.slack > 2 * confine.WALL_FACTOR - 0.5, session.slack  # queued is not waiting
+        finally:
+            session.close()
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+        for z in own:
+            z.remove()
+        os.sched_setaffinity(0, before)
