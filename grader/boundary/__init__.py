@@ -14,6 +14,7 @@ One module per concern; each docstring says what it accepts from the worker, and
   processes), and the clean environment it starts with;
 - :mod:`zygote` (checking side) and :mod:`worker` (``zygote()``): the confined process that forks the workers;
 - :mod:`link`: one session's worker at a time, started, asked and discarded; :mod:`channel`: its pipes;
+- :mod:`meter`: what each request costs, the worker's CPU time and waiting as the kernel counts them;
 - :mod:`staging`: what of the submission the worker gets (its modules in a fresh scratch folder);
 - :mod:`wire`: the only format the worker's answers come in;
 - :mod:`answers`: an answer judged, and what the call did to its arguments;

@@ -8,6 +8,9 @@ subclass of the builtin *named* in the data (``except ValueError`` in a test wor
 from __future__ import annotations
 
 import builtins
+from pathlib import Path
+
+from grader.boundary.loading import MissingFunction, ModuleLoadError
 
 
 class RemoteError(Exception):
@@ -61,3 +64,40 @@ class HungFunction(Exception):
 
 class BadAnswer(Exception):
     """The answer (or an argument the function changed) is not plain data; the message says what it was."""
+
+
+# ---- the words of each, for the student -----------------------------------------------------------------------
+
+def timed_out(function: str, limit: float, where: str, hint: str | None) -> CallTimeout:
+    return CallTimeout(f"превышено время ({limit:g} с): функция {function} не вернула ответ. Нет ли бесконечного "
+                       "цикла (while без выхода, условие остановки, которое не выполняется)?"
+                       + (f"\n{where}" if where else "") + (f"\nПодсказка: {hint}" if hint else ""))
+
+
+def crashed(function: str, exc: Exception) -> WorkerCrashed:
+    return WorkerCrashed(f"процесс, выполнявший ваш код, завершился посреди вызова {function} ({exc}): ваш код вызвал "
+                         "os._exit, завершил интерпретатор, упал или превысил предел памяти. Остальные проверки "
+                         "продолжены в новом процессе.")
+
+
+def hung(function: str, title: str, limit: float) -> HungFunction:
+    return HungFunction(f"функция {function} не запускалась: она уже зависла в проверке «{title}» (превышено время, "
+                        f"{limit:g} с). Исправьте зацикливание, и эти проверки запустятся по-настоящему.")
+
+
+def load_timed_out(module: str, limit: float, where: str) -> ModuleLoadError:
+    return ModuleLoadError(f"превышено время ({limit:g} с) при загрузке модуля {module}.py: похоже, на верхнем уровне "
+                           "модуля бесконечный цикл или долгий расчёт." + (f"\n{where}" if where else ""))
+
+
+def load_crashed(module: str, exc: Exception) -> ModuleLoadError:
+    return ModuleLoadError(f"процесс проверки завершился при загрузке модуля {module}.py ({exc}): на верхнем уровне "
+                           "модуля вызван os._exit или интерпретатор упал. Уберите этот вызов из модуля: при импорте "
+                           "должны только определяться функции.")
+
+
+def missing(source: Path, module: str, function: str) -> MissingFunction:
+    if source.suffix == ".ipynb":
+        return MissingFunction(f"в тетрадке не определено «{function}»: выполните ячейку с этой функцией (и ячейки "
+                               "выше) или проверьте, что имя написано так же, как в задании")
+    return MissingFunction(f"в {module}.py нет функции «{function}»: проверьте, что имя написано так же, как в задании")

@@ -17,19 +17,16 @@ import pickle
 import secrets
 import shutil
 import tempfile
-import time
 from pathlib import Path
 
 from grader.boundary import answers, confine, wire, zygote
 from grader.boundary.channel import Channel, Forked, Spawned
 from grader.boundary.errors import WorkerCrashed
 from grader.boundary.hang import HangReport
+from grader.boundary.meter import GRACE, Meter
 from grader.boundary.staging import stage
 from grader.homeworks import ROOT, Homework
 
-GRACE = 2.0  # s after a call's time limit before the worker is killed if its own watchdog did not end it
-QUICK = 0.02  # s: a request answered within it is charged its wall-clock time, without asking the zygote
-POLL = 0.25  # s between looks at a long request's CPU time
 START_LIMIT = 30.0  # s for a worker to start (Python, NumPy, the file system view)
 # the working folder (the submission's scratch folder for a worker of its own) never on the import path: its
 # numpy.py would run before the worker confines itself
@@ -50,10 +47,7 @@ class Link:
         self.worker: Channel | None = None
         self.ready = False
         self.loaded: dict = {}  # what the running worker has loaded: module name -> session._Loaded
-        self.used = 0.0  # the CPU time the last request took (its wall-clock time where that is not known)
-        self.queued = 0.0  # of its time, how long the worker's main thread waited for a CPU
-        # the worker's CPU time and queueing at the last look, when that was, and the wall-clock time charged since
-        self.mark: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+        self.meter = Meter()  # what each request costs
         self.hang = HangReport(self.tmp)
         self.sources: dict[str, list[str]] = {}  # the submission's modules as staged: file name -> lines
         self.scratch: Path | None = None  # the running worker's working folder
@@ -91,7 +85,7 @@ class Link:
                  "confined": self.confined, "root_dir": str(self.tmp / "root"), "visible": zygote.visible(self.hw)}
         (self.tmp / "root").mkdir(exist_ok=True)
         self.ready = False
-        self.mark = (0.0, 0.0, time.monotonic(), 0.0)  # a forked process starts with no CPU time of its own
+        self.meter.reset()
         if self.zygote is not None and self.zygote.confined == self.confined:
             try:
                 self.worker = Forked(self.zygote, hello)
@@ -116,8 +110,7 @@ class Link:
         """Send a request and wait for its answer: TimeoutError past ``seconds`` of wall-clock time and the grace,
         past ``cpu_seconds`` of the worker's CPU time as the kernel counts it (where the zygote can say; the worker's
         own watchdog ends it there first, unless its clocks were forged), or past ``sleep_seconds`` of waiting that
-        is neither on a CPU nor queued for one. ``self.used`` is then what the
-        request costs (:meth:`_charged`)."""
+        is neither on a CPU nor queued for one. ``self.meter`` then says what the request cost."""
         number = secrets.randbits(63)
         try:
             payload = pickle.dumps((number, request), protocol=pickle.HIGHEST_PROTOCOL)
@@ -129,7 +122,7 @@ class Link:
             self.discard()
             raise WorkerCrashed(f"код {code}")
         try:
-            answer = self._receive(worker, seconds, cpu_seconds, sleep_seconds)
+            answer = self.meter.receive(worker, seconds + GRACE, cpu_seconds, sleep_seconds)
         except TimeoutError:
             raise
         except wire.WireError as exc:
@@ -145,50 +138,6 @@ class Link:
             self.discard()
             raise WorkerCrashed("ответ пришёл не на этот вызов")
         return answer[1:]
-
-    def _receive(self, worker: Channel, seconds: float, cpu_seconds: float | None, sleep_seconds: float | None):
-        started = time.monotonic()
-        deadline = started + seconds + GRACE
-        measured = isinstance(worker, Forked)
-        try:  # most calls answer at once
-            return self._charged(worker, worker.receive(min(QUICK, seconds + GRACE)), started)
-        except TimeoutError:
-            if time.monotonic() >= deadline:
-                raise
-        first, since = worker.cpu(), time.monotonic()
-        while True:
-            try:
-                answer = worker.receive(min(POLL, deadline - time.monotonic()) if measured
-                                        else deadline - time.monotonic())
-                return self._charged(worker, answer, started)
-            except TimeoutError:
-                if time.monotonic() >= deadline:
-                    raise
-                now = worker.cpu()
-                if now is None or first is None:
-                    continue
-                if cpu_seconds is not None and now[0] - self.mark[0] - self.mark[3] > cpu_seconds + GRACE:
-                    raise TimeoutError from None  # past the CPU limit (the worker's watchdog did not end it)
-                slept = time.monotonic() - since - (now[0] - first[0]) - (now[1] - first[1])
-                if sleep_seconds is not None and slept > sleep_seconds + GRACE:
-                    raise TimeoutError from None  # waiting (neither on the CPU nor queued for it) past the budget
-
-    def _charged(self, worker: Channel, answer, started: float):
-        """``answer``, with what the request cost: ``self.used``, every CPU second the worker used since the last
-        look (between calls too, its threads included: work done off a call is charged to the next one), or, right
-        after a look, the call's wall-clock time (never asking the zygote for calls in quick succession); and
-        ``self.queued``, the time its main thread waited for a CPU (a machine busy with others: not the worker's
-        own waiting)."""
-        wall = time.monotonic() - started
-        cpu, queued, looked, precharged = self.mark
-        now = worker.cpu() if isinstance(worker, Forked) and time.monotonic() - looked > QUICK else None
-        if now is None:
-            self.used, self.queued = wall, 0.0
-            self.mark = (cpu, queued, looked, precharged + wall)
-        else:
-            self.used, self.queued = max(now[0] - cpu - precharged, 0.0), max(now[1] - queued, 0.0)
-            self.mark = (now[0], now[1], time.monotonic(), 0.0)
-        return answer
 
     @property
     def measures_cpu(self) -> bool:

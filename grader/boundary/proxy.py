@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import typing
 
-from grader.boundary.loading import MissingFunction
+from grader.boundary import errors
 
 if typing.TYPE_CHECKING:
     from grader.boundary.session import Session
@@ -25,7 +25,7 @@ class RemoteModule:
             raise AttributeError(name)
         info = self._session.load(self.__name__)
         if name not in info.callables:
-            raise MissingFunction(self._session._missing(self.__name__, name))
+            raise errors.missing(self._session.source, self.__name__, name)
         if name not in self._functions:
             self._functions[name] = RemoteFunction(self._session, self.__name__, name)
         return self._functions[name]

@@ -15,7 +15,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.boundary import answers
+from grader.boundary import answers, errors
 from grader.boundary.confine import WALL_FACTOR
 from grader.boundary.errors import BadAnswer, CallTimeout, HungFunction, RemoteError, WorkerCrashed, remote_error
 from grader.boundary.link import Link
@@ -113,14 +113,11 @@ class Session:
             answer = self.link.ask(("load", name, (self.limit, wall)), wall, self.limit, self.slack)
             self._spend(started)
         except TimeoutError:
+            where = self.link.where(None)
             self.link.discard()
-            error = ModuleLoadError(f"превышено время ({self.limit:g} с) при загрузке модуля {name}.py: похоже, на "
-                                    "верхнем уровне модуля бесконечный цикл или долгий расчёт."
-                                    + (f"\n{where}" if (where := self.link.where(None)) else ""))
+            error = errors.load_timed_out(name, self.limit, where)
         except WorkerCrashed as exc:
-            error = ModuleLoadError(f"процесс проверки завершился при загрузке модуля {name}.py ({exc}): "
-                                    "на верхнем уровне модуля вызван os._exit или интерпретатор упал. "
-                                    "Уберите этот вызов из модуля: при импорте должны только определяться функции.")
+            error = errors.load_crashed(name, exc)
         else:
             if answers.shape(answer, "loaded", 3) and all(type(c) is str for c in answer[1]):
                 info = _Loaded(frozenset(answer[1]), [str(n) for n in answer[2]])
@@ -145,13 +142,10 @@ class Session:
 
     def _call(self, module: str, function: str, args: tuple, kwargs: dict, repeat: int, track: bool):
         if (module, function) in self.hung:
-            raise HungFunction(f"функция {function} не запускалась: "
-                               f"она уже зависла в проверке «{self.hung[module, function]}» "
-                               f"(превышено время, {self.limit:g} с). "
-                               "Исправьте зацикливание, и эти проверки запустятся по-настоящему.")
+            raise errors.hung(function, self.hung[module, function], self.limit)
         info = self.load(module)
         if function not in info.callables:
-            raise MissingFunction(self._missing(module, function))
+            raise errors.missing(self.source, module, function)
         if function not in self.check.functions:
             self.check.functions.append(function)
         seed, self.check.seed = self.check.seed, None
@@ -172,24 +166,19 @@ class Session:
             where = self.link.where(function)
             self.link.discard()
             self.hung[module, function] = self.check.title or function
-            hint = self.timeout_hints.get(function)
-            raise CallTimeout(f"превышено время ({self.limit:g} с): функция {function} не вернула ответ. Нет ли "
-                              "бесконечного цикла (while без выхода, условие остановки, которое не выполняется)?"
-                              + (f"\n{where}" if where else "") + (f"\nПодсказка: {hint}" if hint else "")) from None
+            raise errors.timed_out(function, self.limit, where, self.timeout_hints.get(function)) from None
         except WorkerCrashed as exc:
-            raise WorkerCrashed(f"процесс, выполнявший ваш код, завершился посреди вызова {function} ({exc}): ваш код "
-                                "вызвал os._exit, завершил интерпретатор, упал или превысил предел памяти. "
-                                "Остальные проверки продолжены в новом процессе.") from None
+            raise errors.crashed(function, exc) from None
         return self._answer(answer, function, args, kwargs, track)
 
     def _spend(self, started: float) -> None:
         """Charge what the last request cost: its CPU time to the check (to the next check, when it came outside
         one: a module's import), its waiting (neither on a CPU nor queued for one) to the part's budget."""
         if self.check.nodeid:
-            self.check.cpu_left -= self.link.used
+            self.check.cpu_left -= self.link.meter.used
         else:
-            self.owed += self.link.used
-        waited = time.monotonic() - started - self.link.used - self.link.queued
+            self.owed += self.link.meter.used
+        waited = time.monotonic() - started - self.link.meter.used - self.link.meter.queued
         self.slack = max(self.slack - max(waited, 0.0), 0.0)
 
     def _answer(self, answer, function: str, args: tuple, kwargs: dict, track: bool):
@@ -210,9 +199,3 @@ class Session:
         if type(value.get("traceback")) is str:  # the student's files by their own path, not the scratch copy's
             value["traceback"] = value["traceback"].replace(str(self.link.scratch) + os.sep, str(self.folder) + os.sep)
         raise remote_error(value, function)
-
-    def _missing(self, module: str, function: str) -> str:
-        if self.source.suffix == ".ipynb":
-            return (f"в тетрадке не определено «{function}»: выполните ячейку с этой функцией (и ячейки выше) или "
-                    "проверьте, что имя написано так же, как в задании")
-        return f"в {module}.py нет функции «{function}»: проверьте, что имя написано так же, как в задании"
