@@ -113,8 +113,13 @@ def fmt(x: Any, digits: int = 4) -> str:
         return f"{type(x).__name__} {str(x)[:80]}"
     if arr.ndim == 0:
         return _num(float(arr), digits)
+    if arr.ndim > 2 and arr.size > _THRESHOLD:  # a wall of numbers says less than its shape and range
+        finite = arr[np.isfinite(arr)] if arr.dtype.kind == "f" else arr.ravel()
+        span = f"значения от {_num(float(finite.min()), digits)} до {_num(float(finite.max()), digits)}" \
+            if finite.size else "ни одного конечного значения"
+        return f"массив {arr.dtype} формы {tuple(arr.shape)}: {span}"
     text = np.array2string(np.round(arr.astype(float), digits), precision=digits, suppress_small=True,
-                           separator=", ", threshold=_THRESHOLD, edgeitems=_EDGE, max_line_width=100)
+                           separator=", ", threshold=_THRESHOLD, edgeitems=_edge(arr.ndim), max_line_width=100)
     text = "\n".join(line for line in text.splitlines() if line.strip())  # no blank lines between 3-D slices
     return f"{text} (форма {tuple(arr.shape)})"
 
@@ -129,14 +134,23 @@ def shown(expected: Any, got: Any) -> tuple[str, str]:
     return pair
 
 
-_THRESHOLD, _EDGE = 24, 4  # fmt shows arrays of more than _THRESHOLD numbers as their _EDGE first and last items
+# fmt shows an array of more than _THRESHOLD numbers as the _edge(ndim) first and last items of each axis (a table, as
+# its first and last rows: a failure block stays within about 20 lines), one of more than 2 axes as its shape and range
+_THRESHOLD = 24
+
+
+def _edge(ndim: int) -> int:
+    return 4 if ndim == 1 else 2
 
 
 def _elided(shape: tuple[int, ...], index: tuple[int, ...]) -> bool:
-    """Whether fmt hides the item at ``index`` of an array of this shape behind «...»."""
+    """Whether fmt hides the item at ``index`` of an array of this shape (behind «...», or in a summary)."""
     if int(np.prod(shape)) <= _THRESHOLD:
         return False
-    return any(n > 2 * _EDGE and _EDGE <= i < n - _EDGE for n, i in zip(shape, index))
+    if len(shape) > 2:
+        return True
+    edge = _edge(len(shape))
+    return any(n > 2 * edge and edge <= i < n - edge for n, i in zip(shape, index))
 
 
 def _window(expected: np.ndarray, got: np.ndarray, index: tuple[int, ...], differs: np.ndarray, digits: int = 4,

@@ -138,6 +138,21 @@ def test_a_reported_difference_shows_in_the_digits(got, expected):
         assert "ожидали 2, получили 2.0000003" in str(info.value)
 
 
+@pytest.mark.parametrize("shape", [(48, 4), (30, 30), (3, 4, 5, 6), (500,)])
+def test_a_wrong_array_is_told_in_about_twenty_lines_with_its_first_mismatch(shape):
+    """A Q table, a square matrix, a 4-D array of gradients (once about 340 lines), a long vector: the block says
+    the shape, shows the first mismatch in a window, and stays within 20 lines."""
+    expected = np.linspace(-1.0, 1.0, int(np.prod(shape))).reshape(shape)
+    got = expected.copy()
+    got.flat[got.size // 2 + 1] += 0.5
+    with pytest.raises(CheckFailure) as info:
+        check_close(got, expected, what="массив", hint="подсказка")
+    text = str(info.value)
+    assert len(text.splitlines()) <= 20, text
+    assert f"форм{'а' if len(shape) <= 2 else 'ы'} {shape}" in text and "Первое расхождение" in text, text
+    assert "Вокруг позиции" in text or len(shape) == 1, text
+
+
 def test_a_mistake_is_named_only_when_no_other_gives_the_same_answer():
     with pytest.raises(CheckFailure) as info:
         check_close([2.0, 4.0], [1.0, 2.0], what="ответ", mistakes={"без γ": [2.0, 4.0], "γ дважды": [0.5, 1.0]})
