@@ -16,6 +16,11 @@ feedback is rendered as the student reads it (``grader.report.scoreboard``). Per
   the first block contains one of those texts; otherwise the first block carries a check's diagnosis
   («Похоже на типичную ошибку: …», ``grader.report.DIAGNOSIS``). Without ``NAMED_BY`` a diagnosis that names
   a *different* mistake still counts, so this share is an upper bound for those mutants.
+- **right function first**: the share whose first group of failures (the first in the report's order) is about a
+  function the mutant breaks (a public function it defines; for a mutant of private helpers only, a public
+  function that calls them): the feedback opens on the function that has the mistake.
+- **misnamed**: mutants whose first block names a typical mistake (a diagnosis) that is not theirs: the mutant
+  lists ``NAMED_BY`` and the diagnosis carries none of its texts (without ``NAMED_BY`` this cannot be told).
 - **diagnosis first**: the share whose first block carries «Похоже на типичную ошибку», whatever it names.
 - **specific first**: the share whose first block carries a diagnosis or a «Подсказка:» that is not generic
   (``grader.report.GENERIC_HINTS``): the floor ``tests/kit/test_feedback.py`` keeps for every mutant.
@@ -85,6 +90,8 @@ class Graded:
     named: bool = False
     diagnosis: bool = False
     specific: bool = False
+    right: bool = False  # the first group is about a function the mutant defines
+    misnamed: bool = False  # the first block names another mistake than the mutant's NAMED_BY
     error: str = ""  # could not be graded
 
     @property
@@ -112,8 +119,27 @@ def grade(path: Path, timeout: float | None) -> Graded:
     named_by = _listed(path, "NAMED_BY")
     out.diagnosis = report.DIAGNOSIS in first
     out.named = any(t in first for t in named_by) if named_by else out.diagnosis
+    out.misnamed = bool(named_by) and out.diagnosis and not out.named
     out.specific = report.is_specific(first)
+    order, _ = report.function_order(hw, part)
+    rank = {f: i for i, f in enumerate(order)}
+    subjects = [report.subject(c, order) for c in result.checks if not c.passed]
+    first_group = min(subjects, key=lambda f: (rank.get(f, len(order)), not f)) if subjects else None
+    out.right = first_group in _broken(hw, part, path)
     return out
+
+
+def _broken(hw, part, path: Path) -> set[str]:
+    """The functions a mutant breaks: the public ones it defines; when it defines only private helpers, the public
+    functions that call them (the student reads about those)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    public = {d for d in defined if not d.startswith("_")}
+    if public:
+        return public
+    solution = ast.parse((hw.solutions_dir / f"{part.module}.py").read_text(encoding="utf-8"))
+    return {n.name for n in solution.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")
+            and {x.id for x in ast.walk(n) if isinstance(x, ast.Name)} & defined}
 
 
 def _pct(k: int, n: int) -> str:
@@ -121,8 +147,8 @@ def _pct(k: int, n: int) -> str:
 
 
 def table(graded: list[Graded]) -> list[str]:
-    head = (f"{'part':<16} {'mistakes':>8}  {'blocks median':>13} {'max':>4}  {'named first':>12}  "
-            f"{'diagnosis first':>15}  {'specific first':>14}  {'escaped':>7}")
+    head = (f"{'part':<16} {'mistakes':>8}  {'blocks median':>13} {'max':>4}  {'right function first':>20}  "
+            f"{'misnamed':>8}  {'named first':>12}  {'diagnosis first':>15}  {'specific first':>14}  {'escaped':>7}")
     lines = [head, "-" * len(head)]
     parts: dict[str, list[Graded]] = {}
     for g in graded:
@@ -138,7 +164,8 @@ def table(graded: list[Graded]) -> list[str]:
             what for what, bad in (("median", blocks and statistics.median(blocks) > TARGET_MEDIAN),
                                    ("max", blocks and max(blocks) > TARGET_MAX),
                                    ("named", n and sum(g.named for g in caught) < TARGET_NAMED * n)) if bad]
-        lines.append(f"{name:<16} {len(gs):>8}  {med:>13} {mx:>4}  {_pct(sum(g.named for g in caught), n):>12}  "
+        lines.append(f"{name:<16} {len(gs):>8}  {med:>13} {mx:>4}  {_pct(sum(g.right for g in caught), n):>20}  "
+                     f"{sum(g.misnamed for g in caught):>8}  {_pct(sum(g.named for g in caught), n):>12}  "
                      f"{_pct(sum(g.diagnosis for g in caught), n):>15}  "
                      f"{_pct(sum(g.specific for g in caught), n):>14}  "
                      f"{len(ok) - n:>7}" + (f"  misses target: {', '.join(miss)}" if miss else "")
@@ -189,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
         for g in graded:
             first = (report.failure_blocks(g.text) or [""])[0].splitlines()[:1]
             print(f"{g.label:<48} " + (f"NOT GRADED {g.error}" if g.error else
-                  f"blocks {g.blocks:>2}  named {'yes' if g.named else 'no ':<3}  "
+                  f"blocks {g.blocks:>2}  right {'yes' if g.right else 'no ':<3}  "
+                  f"misnamed {'yes' if g.misnamed else 'no ':<3}  named {'yes' if g.named else 'no ':<3}  "
                   f"specific {'yes' if g.specific else 'no ':<3}"
                   f"  first: {first[0].strip()[:70] if first else '(nothing failed)'}"))
     print()
