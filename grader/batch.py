@@ -100,9 +100,14 @@ def _part_modules(folder: Path, hw: Homework) -> list[Path]:
 
 
 def _modules_worked(folder: Path, hw: Homework) -> bool:
-    """Whether a part module differs from the kit's untouched stub."""
-    return any(not (hw.homework_dir / path.name).is_file() or path.read_bytes() != (hw.homework_dir / path.name)
-               .read_bytes() for path in _part_modules(folder, hw))
+    """Whether a part module differs from the kit's untouched stub (a file of another size is never read)."""
+    def differs(path: Path) -> bool:
+        stub = hw.homework_dir / path.name
+        if not stub.is_file() or path.stat().st_size != stub.stat().st_size:
+            return True
+        return path.read_bytes() != stub.read_bytes()
+
+    return any(differs(path) for path in _part_modules(folder, hw))
 
 
 def _notebook_worked(path: Path, hw: Homework) -> bool:
