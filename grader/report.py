@@ -263,18 +263,22 @@ def _one_line_per_message(part_id: str, checks: list[CheckResult], verbose: bool
     return out
 
 
+def lead_rank(c: CheckResult) -> int:
+    """How a failure ranks to be read first in its group (lower first): 0 a named typical mistake, 1 a specific
+    hint, 2 an explanation without a hint, 3 a check not run after a hang, 4 only a generic hint."""
+    if DIAGNOSIS in c.message:
+        return 0
+    if c.kind == "hung":
+        return 3
+    hs = hints(c.message)
+    if hs and all(is_generic(h) for h in hs) or is_generic(c.message.splitlines()[-1] if c.message else ""):
+        return 4
+    return 1 if hs else 2
+
+
 def _lead(checks: list[CheckResult]) -> CheckResult:
     """The failure to read first: a named typical mistake, else a specific explanation, else the first."""
-    def rank(c: CheckResult) -> int:
-        if DIAGNOSIS in c.message:
-            return 0
-        if c.kind == "hung":
-            return 3
-        hs = hints(c.message)
-        if hs and all(is_generic(h) for h in hs) or is_generic(c.message.splitlines()[-1] if c.message else ""):
-            return 4
-        return 1 if hs else 2
-    return min(checks, key=rank)  # min keeps the first of equal rank: the test file's order
+    return min(checks, key=lead_rank)  # min keeps the first of equal rank: the test file's order
 
 
 def _function_group(part_id: str, func: str, checks: list[CheckResult], before: list[str], rerun_prefix: str,

@@ -13,6 +13,11 @@ A mutant is graded on the checks whose verdict it can change, and only as far as
 - The feedback opens with the failed subject first in the module's order (callees first): the checks about later
   functions run only when none up to the first changed one failed (``plan``), or when a guard check's count
   (grader.runner.guarded, applied to the whole part here) still depends on them.
+- Within a run, the session ends once the first block is settled (``FirstBlock``): the first group (the failed
+  subject first in the module's order) is led by a named typical mistake, which no later check of the group can
+  displace (a group's lead is its first failure of the lowest rank, grader.report.lead_rank), whether the group
+  has other failures is known (the block says so), and no check still to run is about a function before it. The
+  checks not run are left out, as those of the second stage are.
 - A call of a function the mutant does not change, on the arguments the reference's grading called it with, gets
   the reference's answer (``Memo``), when that call changed none of the test's objects: the 3 s of SARSA training
   a check of Q-learning also compares against are not paid again for each mutant of Q-learning. The reference's
@@ -42,7 +47,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from grader import homeworks, report  # noqa: E402
+from grader import homeworks, plugin, report  # noqa: E402
 from grader.boundary import answers, zygote  # noqa: E402
 from grader.boundary.session import Session  # noqa: E402
 from grader.boundary.staging import provided_modules  # noqa: E402
@@ -112,8 +117,53 @@ def reads_spaces(solution: str) -> bool:
                for n in ast.walk(ast.parse(solution)))
 
 
-def grade(hw, part, folder: str, select: list[str] | None = None) -> list[dict]:
-    """The part's checks (or the ``select``\\ ed ones) on the modules in ``folder``, in a pytest session here."""
+class FirstBlock:
+    """A plugin of a mutant's pytest session that ends it once the feedback's first block is settled.
+
+    The first block is the lead of the first group: of the failed checks, those about the subject first in
+    ``order``; its lead is the first of them (in the test file's order) of the lowest ``report.lead_rank``. Once
+    that is a named mistake (rank 0), a later check of the group cannot displace it; the block also says whether the
+    group has other failures, known after a second one or when no check to come is about the group's function; a
+    later check about a function before it could open a group of its own, so the session ends only when none is
+    left (a check without subjects could be about anything: it keeps the session going). ``ran``: the checks that
+    got a verdict.
+    """
+
+    def __init__(self, order: list[str]):
+        self.order = order
+        self.rank = {f: i for i, f in enumerate(order)}
+        self.failed: list[tuple[int, int]] = []  # (the group's place in the order, the failure's lead rank)
+        self.ran: set[str] = set()
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        yield
+        self.ran.add(item.nodeid)
+        failure = item.stash.get(plugin._FAILURE, None)
+        if failure is None:
+            return
+        kind, message, _, subject = failure
+        c = CheckResult(item.nodeid, item.name, "", "failed", kind, message, subject=subject)
+        if kind in ("load", "todo"):  # told as one line per message, before any group: never settled here
+            self.failed.append((-1, 5))
+            return
+        self.failed.append((self.rank.get(report.subject(c, self.order), len(self.order)), report.lead_rank(c)))
+        group = min(g for g, _ in self.failed)
+        if group < 0 or group >= len(self.order) or min(r for g, r in self.failed if g == group) != 0:
+            return
+        later = [[self.rank.get(f, -1) for f in plugin._title(x)[3]] or [-1]
+                 for x in item.session.items[item.session.items.index(item) + 1:]]
+        # the block also says whether the group has other failures: settled by a second one, or by none to come
+        others = sum(g == group for g, _ in self.failed) > 1 or not any(group in ranks for ranks in later)
+        if others and all(min(ranks) >= group for ranks in later):
+            item.session.shouldstop = "the first block is settled"
+
+
+def grade(hw, part, folder: str, select: list[str] | None = None, order: list[str] | None = None) -> list[dict]:
+    """The part's checks (or the ``select``\\ ed ones) on the modules in ``folder``, in a pytest session here;
+    with ``order`` (the module's functions in the report's order), only as far as the first block needs
+    (:class:`FirstBlock`)."""
+    stopper = FirstBlock(order) if order is not None else None
     with tempfile.TemporaryDirectory(prefix="hwcat-") as tmp:
         events = Path(tmp) / "events.jsonl"
         events.touch()
@@ -123,11 +173,14 @@ def grade(hw, part, folder: str, select: list[str] | None = None) -> list[dict]:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             os.chdir(tmp)
             try:
-                pytest.main(args)
+                pytest.main(args, plugins=[stopper] if stopper else [])
             finally:
                 os.chdir(ROOT)
         records = Reader(events).read()
-    return [dataclasses.asdict(c) for c in check_results(records, guard=False)]  # guards: on the whole part
+    checks = check_results(records, guard=False)  # guards: on the whole part
+    if stopper is not None and stopper.failed:
+        checks = [c for c in checks if c.nodeid in stopper.ran]
+    return [dataclasses.asdict(c) for c in checks]
 
 
 def _loads(node: ast.AST) -> set[str]:
@@ -184,12 +237,13 @@ def plan(reference: list[dict], changed: set[str] | None, order: list[str]) -> t
     return early, [c["name"] for c in can_fail if c["name"] not in early], begin
 
 
-def grade_mutant(hw, part, folder: str, reference: list[dict], staged, rank: dict[str, int]) -> list[dict]:
+def grade_mutant(hw, part, folder: str, reference: list[dict], staged, order: list[str]) -> list[dict]:
     """The mutant's check records: those run, and the reference's for the checks that cannot fail."""
+    rank = {f: i for i, f in enumerate(order)}
     if staged is None:
         return _guarded(grade(hw, part, folder))
     early, late, begin = staged
-    run = {c["name"]: c for c in grade(hw, part, folder, early)} if early else {}
+    run = {c["name"]: c for c in grade(hw, part, folder, early, order)} if early else {}
     failed = [rank.get(c["subject"], -1) for c in run.values() if c["outcome"] != "passed"]
     if late and not (failed and min(failed) <= begin and _guards_settled(reference, run, set(late))):
         run.update({c["name"]: c for c in grade(hw, part, folder, late)})
@@ -219,7 +273,6 @@ def main(job_file: str, out_file: str) -> None:
     part = hw.part(job["part"])
     solution = (hw.solutions_dir / f"{part.module}.py").read_text(encoding="utf-8")
     order, _ = report.function_order(hw, part)
-    rank = {f: i for i, f in enumerate(order)}
     functions = {n.name for n in ast.parse(solution).body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     kit = set(provided_modules(hw)) | {p.stem for p in hw.tests_dir.glob("*.py")}
     out, memo = {}, Memo(kit, solution)
@@ -235,7 +288,7 @@ def main(job_file: str, out_file: str) -> None:
             changed = reach(solution, Path(mutant["path"]).read_text(encoding="utf-8"))
             staged = plan(reference, changed, order)
             memo.unchanged, memo.used = (None if changed is None else functions - changed), 0
-            out[mutant["path"]] = {"checks": grade_mutant(hw, part, mutant["folder"], reference, staged, rank)}
+            out[mutant["path"]] = {"checks": grade_mutant(hw, part, mutant["folder"], reference, staged, order)}
             memo.unchanged = None  # graded on every check: every call made for real
             if mutant.get("whole") and staged is not None:
                 out[mutant["path"]].update(whole=_guarded(grade(hw, part, mutant["folder"])), remembered=memo.used)
