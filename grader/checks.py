@@ -16,9 +16,24 @@ import numpy as np
 
 class CheckFailure(AssertionError):
     """A graded check failed; the message is meant for the student. ``function``: the function whose answer
-    failed (set by :func:`about`), in a check of several functions."""
+    failed (set by :func:`about`), in a check of several functions. ``defer``: its hint sends the student to
+    other checks first (:class:`Defer`)."""
 
     function: str | None = None
+    defer: dict | None = None
+
+
+class Defer(str):
+    """A hint that sends the student to other checks first: ``Defer("сначала исправьте проверку «…» выше: …",
+    "test_fork")``. The report shows it only when one of ``checks`` (test names, with or without their
+    ``[parameters]``, or a function: its checks) failed too and is shown above, with the command that reruns it;
+    otherwise the hint is left out (grader.report.told). A hint about a function the student's one may call
+    is given only when it did (:func:`went_through`)."""
+
+    def __new__(cls, text: str, *checks: str):
+        hint = super().__new__(cls, text)
+        hint.checks = tuple(checks)
+        return hint
 
 
 def graded(title: str, *, subject: str | tuple[str, ...], weight: float = 1.0, bonus: bool = False,
@@ -51,6 +66,16 @@ class about:
         return False
 
 
+def went_through(module, caller: str, callee: str) -> bool:
+    """Whether, in this check, the student's ``caller`` went through their own ``callee`` (grader.boundary.tracing):
+    only then can a mistake of ``callee`` explain a wrong answer of ``caller``. True where it is not known (no call
+    of ``caller`` traced)."""
+    entered = getattr(type(module), "entered", None) and module.entered()
+    if not entered or caller not in entered:
+        return True
+    return callee in entered[caller]
+
+
 def call_many(function, n: int, *args, **kwargs) -> list:
     """``[function(*args, **kwargs) for _ in range(n)]``; for a student's function, in its worker as one request
     (a check that draws an ε-greedy action 20 000 times pays the trip between processes once)."""
@@ -68,13 +93,19 @@ def call_once(function, *args, **kwargs):
     return once(*args, **kwargs) if once is not None else function(*args, **kwargs)
 
 
+PROBING = [0]  # > 0 while a probe runs: its calls are not the call a failure tells of (grader.summary, -v)
+
+
 def attempt(default, f, *args, **kwargs):
     """A probe's call of the student's code (a check looking for the cause of a failure it already found):
     whatever it raises only means «not right here» (the check's own call reports errors), never a new failure."""
+    PROBING[0] += 1
     try:
         return f(*args, **kwargs)
     except Exception:  # noqa: BLE001 - see the docstring
         return default
+    finally:
+        PROBING[0] -= 1
 
 
 def probe(default):
@@ -190,7 +221,10 @@ def _fail(what: str, expected: str | None, got: str | None, hint: str = "", extr
         lines.append(extra)
     if hint:
         lines.append(f"Подсказка: {hint}")
-    raise CheckFailure("\n".join(lines))
+    failure = CheckFailure("\n".join(lines))
+    if isinstance(hint, Defer):
+        failure.defer = {"checks": list(hint.checks), "text": str(hint)}
+    raise failure
 
 
 def _not_implemented_if_none(got: Any, what: str) -> None:

@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 
 from grader import escape
-from grader.report import totals
+from grader.report import told, totals
 from grader.results import PartResult
 
 _UNIT = 10_000  # check points are written with 4 decimals
@@ -52,9 +52,11 @@ def gradescope(results: list[PartResult], seconds: float) -> dict:
                           "status": "failed", "output": escape.code_block(r.error), "output_format": "md",
                           "visibility": "visible",
                           "extra_data": {"part": r.part.id, "check": "", "kind": "error", "bonus": False}})
-        for c, worth in zip(r.checks, _check_worths(r)):
+        for i, (c, worth) in enumerate(zip(r.checks, _check_worths(r))):
             score = worth if c.passed else 0.0
-            output = "Пройдено." if c.passed else escape.code_block(c.message.strip() or "проверка не прошла")
+            # a hint that sends the student to another check first: kept when that one failed, listed above
+            message = told(c, r.checks[:i], [], None).message
+            output = "Пройдено." if c.passed else escape.code_block(message.strip() or "проверка не прошла")
             tests.append({"name": f"[{r.part.id}] {c.title}", "score": round(score, 4), "max_score": round(worth, 4),
                           "status": "passed" if c.passed else "failed", "output": output, "output_format": "md",
                           "visibility": "visible",

@@ -29,6 +29,7 @@ from grader.boundary.errors import RemoteError
 from grader.boundary.loading import NamespaceImplementation
 from grader.boundary.session import Session
 from grader.boundary.staging import import_provided, provided_modules
+from grader.checks import CheckFailure
 from grader.escape import printable
 from grader.explain import explain
 from grader.homeworks import ROOT
@@ -327,6 +328,15 @@ def _work_out_title(item) -> tuple[str, float, bool, tuple[str, ...]]:
     return title, float(marker.kwargs.get("weight", 1.0)), bool(marker.kwargs.get("bonus", False)), subjects
 
 
+def _told_call(item, function: str) -> str:
+    """The last call of ``function`` in the check now ending, and its answer, in words (grader.summary)."""
+    for session in item.config.stash[_STATE]["sessions"].values():
+        if function in session.check.calls:
+            said, answer = session.check.calls[function]
+            return f"Вызов: {said}\nОтвет: {answer if answer is not None else 'исключение'}"
+    return ""
+
+
 def _subject(exc: BaseException | None, subjects: tuple[str, ...]) -> str:
     """The function a check's result is about: of its subjects, the one whose call or comparison failed (an
     exception's ``function``), else the first; never a function the check called only to explain a failure."""
@@ -342,17 +352,30 @@ def pytest_runtest_makereport(item, call):
         exc = call.excinfo.value
         mutated = [m for session in item.config.stash[_STATE]["sessions"].values() for m in session.check.mutated]
         kind, message = explain(exc, _live(item.config), mutated)
-        # the student's own traceback, from the worker, where there is one; the check's otherwise
-        trace = exc.info.get("traceback", "") if isinstance(exc, RemoteError) else report.longreprtext
-        item.stash[_FAILURE] = (kind, message, str(trace), _subject(exc, _title(item)[3]))
+        subject = _subject(exc, _title(item)[3])
+        # the student's own traceback, from the worker, where there is one; for a wrong answer, the call that gave
+        # it (never the frames of pytest or the grader); the check's traceback otherwise
+        if isinstance(exc, RemoteError):
+            trace = exc.info.get("traceback", "")
+        elif isinstance(exc, CheckFailure):
+            trace = _told_call(item, subject)
+        else:
+            trace = report.longreprtext
+        item.stash[_FAILURE] = (kind, message, str(trace), subject, getattr(exc, "defer", None) or {})
         if item.config.stash[_STATE]["events"] is None and isinstance(exc, RemoteError):
             # plain pytest, as a student may run it: the explanation and the student's own lines, not the proxy's
             report.longrepr = message + "\n\n" + printable(str(trace), keep="\n")
     if call.when == "teardown":
         state = item.config.stash[_STATE]
-        functions = []
+        functions, entered = [], {}
         for session in state["sessions"].values():
-            functions += session.end_check()
+            called, went = session.end_check()
+            functions += called
+            entered.update(went)
+        live = _live(item.config)
+        if live is not None:  # the in-notebook self-check: the notebook's functions, traced in this process
+            entered.update(live.entered.calls)
+            live.entered.clear()
         title, weight, bonus, subjects = _title(item)
         failure = item.stash.get(_FAILURE, None)
         _emit(item.config, {
@@ -360,4 +383,5 @@ def pytest_runtest_makereport(item, call):
             "bonus": bonus, "outcome": "failed" if failure else "passed", "kind": failure[0] if failure else "",
             "message": failure[1] if failure else "", "traceback": failure[2] if failure else "",
             "functions": functions, "subject": failure[3] if failure else _subject(None, subjects),
+            "entered": entered, "defer": failure[4] if failure else {},
         })

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
+import functools
 import re
 import textwrap
 from collections import OrderedDict
-from typing import Collection, Mapping
+from typing import Callable, Collection, Mapping
 
 from grader.homeworks import ROOT, Homework
 from grader.results import CheckResult, PartResult
@@ -200,23 +202,31 @@ def _failures(hw: Homework, results: list[PartResult], rerun_prefix: str, verbos
                     out += [f"    {name}:", _bar(_last_frame(c.traceback))]
             continue
         out += _one_line_per_message(r.part.id, [c for c in failed if c.kind == "load"], verbose)
-        order, callees = function_order(hw, r.part)
+        order, _ = function_order(hw, r.part)
         groups = _by_function([c for c in failed if c.kind != "load"], order)
         rank = {f: i for i, f in enumerate(order)}
-        shown: set[str] = set()  # functions whose failures are already above
+        shown: dict[str, CheckResult | None] = {}  # function whose failures are above -> the check shown in full
+        above: list[CheckResult] = []  # the failed checks shown above
         for func in sorted(groups, key=lambda f: (rank.get(f, len(order)), not f)):
-            checks = groups[func]
+            again = functools.partial(_rerun, rerun_prefix, r.part.id)
+            checks = [told(c, above, groups[func], again) for c in groups[func]]
+            above += groups[func]
             out += _one_line_per_message(r.part.id, [c for c in checks if _grouped(c)], verbose)
             rest = [c for c in checks if not _grouped(c)]
+            lead = None
             if rest:
                 real = True
-                before = [g for g in sorted(callees.get(func, ()), key=lambda f: rank.get(f, 0)) if g in shown]
+                # a function the student's own code went through, in these checks, and whose failure is above
+                went = {g for c in rest for g in c.entered.get(func, ())}
+                before = [g for g in sorted(shown, key=lambda f: rank.get(f, 0)) if g in went]
                 if not func and shown:  # checks not traced to a function defer to the functions above
                     before = sorted(shown, key=lambda f: rank.get(f, 0))
                 if out and out[-1]:
                     out.append("")
-                out += _function_group(r.part.id, func, rest, before, rerun_prefix, verbose)
-            shown.add(func)
+                lead = None if before else _lead(rest)
+                out += _function_group(r.part.id, func, rest, [(g, shown[g]) for g in before], rerun_prefix,
+                                       verbose)
+            shown[func] = lead
         if out and out[-1]:
             out.append("")
     if real and not verbose:
@@ -277,19 +287,59 @@ def lead_rank(c: CheckResult) -> int:
 
 
 def _lead(checks: list[CheckResult]) -> CheckResult:
-    """The failure to read first: a named typical mistake, else a specific explanation, else the first."""
-    return min(checks, key=lead_rank)  # min keeps the first of equal rank: the test file's order
+    """The failure to read first: a named typical mistake, else a specific explanation, else the first; never one
+    whose hint sends the student to another check of the same group (that one leads), unless all do."""
+    free = [c for c in checks if not _deferring(c, checks)] or checks
+    return min(free, key=lead_rank)  # min keeps the first of equal rank: the test file's order
 
 
-def _function_group(part_id: str, func: str, checks: list[CheckResult], before: list[str], rerun_prefix: str,
-                    verbose: bool) -> list[str]:
+def _rerun(prefix: str, part_id: str, c: CheckResult) -> str:
+    return f'{prefix} "{part_id}::{c.name}"'
+
+
+def _targets(c: CheckResult, checks: list[CheckResult]) -> list[CheckResult]:
+    """Those of ``checks`` (failed) that ``c``'s hint sends the student to (grader.checks.Defer)."""
+    names = set(c.defer.get("checks", ())) if c.defer else set()
+    return [t for t in checks if t is not c and not t.passed
+            and (t.name in names or t.name.split("[")[0] in names or t.subject in names)]
+
+
+def _deferring(c: CheckResult, checks: list[CheckResult]) -> bool:
+    return bool(_targets(c, checks))
+
+
+def told(c: CheckResult, above: list[CheckResult], group: list[CheckResult],
+         rerun: Callable[[CheckResult], str] | None) -> CheckResult:
+    """``c`` as the student reads it: a hint that sends the student to other checks first (``c.defer``) is kept
+    only when one of them failed and is shown above (``above``, with the command that reruns it, when ``rerun``
+    is given) or in the same group (``group``: that one then leads it); otherwise the hint is left out."""
+    if not c.defer or c.passed:
+        return c
+    line = "Подсказка: " + c.defer["text"]
+    lines = c.message.splitlines()
+    if _targets(c, group):
+        return c
+    shown = _targets(c, above)
+    if not shown:
+        return dataclasses.replace(c, message="\n".join(x for x in lines if x != line))
+    again = f"Повторить ту проверку: {rerun(shown[0])}" if rerun else ""
+    return dataclasses.replace(c, message="\n".join(y for x in lines for y in ([x, again] if x == line and again
+                                                                               else [x])))
+
+
+def _function_group(part_id: str, func: str, checks: list[CheckResult],
+                    before: list[tuple[str, CheckResult | None]], rerun_prefix: str, verbose: bool) -> list[str]:
+    """One function's failed checks: the lead in full, the others one line each; or, when the student's function
+    went through functions whose failures are above (``before``: each with its check shown in full there), one line
+    each, after the advice to fix those first and the commands that rerun their checks."""
     rerun = lambda c: f'{rerun_prefix} "{part_id}::{c.name}"'  # noqa: E731
     name = func or "другие проверки"
     if before:  # a function this one calls failed above: fix that first
-        callee = ", ".join(before)
+        callee = ", ".join(g for g, _ in before)
         why = f"{func} вызывает {callee}, где есть ошибки (см. выше)" if func else f"выше есть ошибки в {callee}"
         out = [f"■ [{part_id}] {name} — не пройдено проверок: {len(checks)}. {why}: исправьте сначала "
                f"{'её' if len(before) == 1 else 'их'} — возможно, эти проверки пройдут сами."]
+        out += [f"    Повторить {g}: {rerun(shown)}" for g, shown in before if shown is not None]
         out += [f"    · {c.title} — {rerun(c)}" for c in checks]
         return out + [""]
     lead = _lead(checks)

@@ -23,6 +23,11 @@ class CheckResult:
     subject: str = ""  # the function this result is about (of ``subjects``: the one whose answer failed)
     subjects: list[str] = field(default_factory=list)  # the functions the check compares, as it declares them
     guard: bool = False  # code doing nothing could pass it: it counts only with a passed check of behaviour
+    # function the check called -> the student's other functions that call went through (the worker's word: it only
+    # words the feedback, "gae calls td_errors")
+    entered: dict[str, list[str]] = field(default_factory=dict)
+    # its hint sends the student to other checks first: {"checks": [test names], "text": the hint} (grader.checks.Defer)
+    defer: dict = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:

@@ -74,8 +74,24 @@ def check_results(records: list[dict], guard: bool = True) -> list[CheckResult]:
                                   "title": meta["title"], "weight": meta["weight"], "bonus": meta["bonus"],
                                   "outcome": "passed" if rec.get("outcome") == "passed" else "failed",
                                   "functions": list(rec.get("functions") or []), "subject": subject,
-                                  "subjects": subjects, "guard": bool(meta.get("guard"))}))
+                                  "subjects": subjects, "guard": bool(meta.get("guard")),
+                                  "entered": _entered(rec.get("entered")), "defer": _defer(rec.get("defer"))}))
     return guarded(out) if guard else out
+
+
+def _entered(value) -> dict[str, list[str]]:
+    """A result's ``entered`` (function -> the functions its calls went through), identifiers only."""
+    if type(value) is not dict:
+        return {}
+    return {k: [n for n in v if type(n) is str and n.isidentifier()] for k, v in value.items()
+            if type(k) is str and k.isidentifier() and type(v) is list}
+
+
+def _defer(value) -> dict:
+    """A result's ``defer`` ({"checks": test names, "text": the hint}), or {}."""
+    if type(value) is not dict or type(value.get("text")) is not str or type(value.get("checks")) is not list:
+        return {}
+    return {"checks": [str(c) for c in value["checks"]], "text": value["text"]}
 
 
 def guarded(checks: list[CheckResult]) -> list[CheckResult]:

@@ -2,7 +2,8 @@
 
 What this module accepts from the worker: an answer ``("return", value, sync)``, ``("raise", error, sync)`` or
 ``("unsendable", what, sync)``, already decoded by :mod:`wire` into plain data, where ``sync`` holds every
-mutable argument as the call left it and the journals of the kit's environments. Anything of another shape is a
+mutable argument as the call left it, the journals of the kit's environments and the names of the functions the
+call went through. Anything of another shape is a
 broken answer (:class:`WorkerCrashed`). Whether an argument changed is decided here, by comparing it with the
 test's own object, never on the worker's word: an argument the worker does not send back is a broken answer too.
 The changed values are copied into the test's objects, the journals replayed on its environments.
@@ -68,6 +69,15 @@ def apply(sync: dict, args: tuple, kwargs: dict, function: str) -> list:
             merge(slots[key], value)
             changed.append(key)
     return changed
+
+
+def entered(sync: dict) -> list[str]:
+    """The names of the functions the worker says a call went through: identifiers, at most 100 of them (they only
+    word the feedback; a name that is no function of the module is never shown)."""
+    names = sync.get("entered")
+    if type(names) is not list:
+        return []
+    return [n for n in names[:100] if type(n) is str and len(n) <= 100 and n.isidentifier()]
 
 
 def merge(orig, new):

@@ -1,6 +1,7 @@
 """Loading the implementation under test: a folder of modules, or a notebook's code cells."""
 from __future__ import annotations
 
+import builtins
 import contextlib
 import importlib.util
 import json
@@ -11,6 +12,8 @@ import traceback
 import types
 from pathlib import Path
 
+from grader.boundary.tracing import Entered
+
 
 class ModuleLoadError(Exception):
     """The student's module could not be loaded; the message says where and why, in Russian."""
@@ -20,9 +23,17 @@ class MissingFunction(AttributeError):
     """A check asked a notebook for a function it does not define; the message says so, in Russian."""
 
 
+class _Notebook(types.ModuleType):
+    def entered(self) -> dict[str, list[str]]:
+        """Function called in this check -> the notebook's other functions those calls went through (the live
+        namespace's snapshot traces them: grader.boundary.tracing)."""
+        tracer = self.__dict__.get("__entered__")
+        return tracer.calls if tracer is not None else {}
+
+
 def _notebook_module() -> types.ModuleType:
     """The module standing for a notebook: asking it for a name it lacks raises :class:`MissingFunction`."""
-    module = types.ModuleType("notebook")
+    module = _Notebook("notebook")
 
     def __getattr__(name: str):
         if name.startswith("__"):
@@ -228,6 +239,7 @@ class NamespaceImplementation(_ProvidedModules):
     def __init__(self, namespace: dict):
         self.namespace = namespace
         self._module: types.ModuleType | None = None
+        self.entered = Entered()  # the notebook's functions each call went through (grader.boundary.tracing)
 
 
     def module(self, name: str) -> types.ModuleType:
@@ -237,7 +249,10 @@ class NamespaceImplementation(_ProvidedModules):
             module = _notebook_module()
             module.__dict__.update({k: v for k, v in self.namespace.items()
                                     if not (k.startswith("__") and k.endswith("__"))})
-            self._module = module
+            module.__dict__["__builtins__"] = builtins  # the globals of the notebook's functions, rebound here
+            module.__dict__["__entered__"] = self.entered
+            home = self.namespace.get("__name__")  # functions defined in the notebook, not imported into it
+            self._module = self.entered.trace(module, lambda f: f.__module__ == home, rebind=True)
         return self._module
 
     def _own_files(self) -> set[str]:

@@ -30,6 +30,10 @@ class RemoteModule:
             self._functions[name] = RemoteFunction(self._session, self.__name__, name)
         return self._functions[name]
 
+    def entered(self) -> dict[str, list[str]]:
+        """Function called in this check -> the student's other functions those calls went through."""
+        return self._session.check.entered
+
     def __repr__(self) -> str:
         return f"<модуль {self.__name__} (в отдельном процессе)>"
 

@@ -15,6 +15,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader import summary
 from grader.boundary import answers, errors
 from grader.boundary.confine import WALL_FACTOR
 from grader.boundary.errors import BadAnswer, CallTimeout, HungFunction, RemoteError, WorkerCrashed, remote_error
@@ -22,6 +23,7 @@ from grader.boundary.link import Link
 from grader.boundary.loading import MissingFunction, ModuleLoadError
 from grader.boundary.proxy import RemoteModule
 from grader.boundary.staging import provided_modules
+from grader.checks import PROBING
 from grader.escape import printable
 from grader.homeworks import Homework
 
@@ -36,7 +38,12 @@ class _Check:
     deadline: float = float("inf")  # wall-clock: the backstop for code that waits
     cpu_left: float = float("inf")  # the worker's CPU time the check may still use
     functions: list[str] = field(default_factory=list)
+    # function called -> the student's other functions that call went through, as the worker says (feedback only:
+    # "gae calls td_errors")
+    entered: dict[str, list[str]] = field(default_factory=dict)
     mutated: list[tuple[str, str]] = field(default_factory=list)  # (function, parameter) it changed in place
+    # function -> its last call in the check but a probe's, told in words: (the call, the answer; None: it raised)
+    calls: dict[str, tuple[str, str | None]] = field(default_factory=dict)
 
 
 @dataclass
@@ -89,9 +96,10 @@ class Session:
         self.check = _Check(nodeid, title, seed, time.monotonic() + self.limit * WALL_FACTOR, self.limit - self.owed)
         self.owed = 0.0
 
-    def end_check(self) -> list[str]:
-        functions, self.check = self.check.functions, _Check()
-        return functions
+    def end_check(self) -> tuple[list[str], dict[str, list[str]]]:
+        """(the functions the check called, the student's functions those calls went through)."""
+        check, self.check = self.check, _Check()
+        return check.functions, check.entered
 
     def close(self) -> None:
         self.link.close()
@@ -169,7 +177,13 @@ class Session:
             raise errors.timed_out(function, self.limit, where, self.timeout_hints.get(function)) from None
         except WorkerCrashed as exc:
             raise errors.crashed(function, exc) from None
-        return self._answer(answer, function, args, kwargs, track)
+        if PROBING[0]:  # a probe's call, looking for the cause of a failure: not the call the failure tells of
+            return self._answer(answer, function, args, kwargs, track)
+        said = summary.call(function, args, kwargs) + (f" — {repeat} раз" if repeat else "")
+        self.check.calls[function] = (said, None)
+        value = self._answer(answer, function, args, kwargs, track)
+        self.check.calls[function] = (said, summary.value(value))
+        return value
 
     def _spend(self, started: float) -> None:
         """Charge what the last request cost: its CPU time to the check (to the next check, when it came outside
@@ -189,6 +203,8 @@ class Session:
             self.link.discard()
             raise
         changed = answers.apply(sync, args, kwargs, function)
+        went = self.check.entered.setdefault(function, [])
+        went += [f for f in answers.entered(sync) if f not in went]
         names = sync.get("names") if type(sync.get("names")) is dict else {}
         self.check.mutated += [(function, str(names.get(k, k))) for k in changed]
         if kind == "return":

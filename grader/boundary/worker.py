@@ -10,7 +10,8 @@ requests from the grading process (pickled tuples: trusted) and answers with pla
   given); answer ``("return", value, sync)``, ``("raise", error, sync)`` or ``("unsendable", what, sync)``.
   ``sync`` describes what the call did to its arguments: the new value of each argument it changed, and the
   journal of method calls made on the kit's objects (environments), which the grading process replays on its own
-  copies; empty when ``track`` is false (the check made the arguments for this call only).
+  copies; empty when ``track`` is false (the check made the arguments for this call only). ``sync["entered"]``:
+  the submission's other top-level functions the call went through (the feedback tells "f calls g" from it).
 - ``("bye",)``: end.
 
 Each request comes as ``(number, request)`` and its answer repeats the number. Each request runs under a
@@ -35,6 +36,7 @@ from grader.boundary import wire
 from grader.boundary.hang import Watchdog
 from grader.boundary.journal import is_kit, record
 from grader.boundary.loading import FolderImplementation, MissingFunction, ModuleLoadError, NotebookImplementation
+from grader.boundary.tracing import Entered
 
 _MUTABLE = (np.ndarray, list, dict, np.random.Generator, bytearray)
 
@@ -46,6 +48,7 @@ class Worker:
         source = config["source"]
         self.impl = NotebookImplementation(source) if source.endswith(".ipynb") else FolderImplementation(source)
         self.provided = set(config["provided"])
+        self.entered = Entered()  # the submission's functions each call went through
         self.watchdog = Watchdog(hang_file)
         self.watchdog.start()
 
@@ -76,8 +79,9 @@ class Worker:
                       **{k: _fingerprint(v) for k, v in kwargs.items()}}
         args = list(args)
         self._arm(seconds)
+        self.entered.clear()
         try:
-            func = getattr(self.impl.module(module), function)
+            func = getattr(self.entered.trace(self.impl.module(module), self._wrote), function)
             names = _parameter_names(func)
             if repeat:  # many calls with the same arguments, one request: ε-greedy drawn 20 000 times
                 value = [func(*args, **kwargs) for _ in range(repeat)]
@@ -85,9 +89,14 @@ class Worker:
                 value = func(*args, **kwargs)
         except BaseException as exc:  # noqa: BLE001 - whatever the student's code raises is reported
             self._disarm()
-            return ("raise", self._error(exc), self._sync(args, kwargs, before, journals, locals().get("names")))
+            return ("raise", self._error(exc), self._sync(args, kwargs, before, journals, locals().get("names"),
+                                                          function))
         self._disarm()
-        return ("return", value, self._sync(args, kwargs, before, journals, names))
+        return ("return", value, self._sync(args, kwargs, before, journals, names, function))
+
+    def _wrote(self, func) -> bool:
+        """Whether the student wrote ``func`` (it was compiled from the submission's files or cells)."""
+        return self._is_students(func.__code__.co_filename)
 
     def _guest(self, value, key, journals: dict):
         if is_kit(value, self.kit):
@@ -95,7 +104,8 @@ class Worker:
             record(value, journals[key], (), self.kit)
         return value
 
-    def _sync(self, args: list, kwargs: dict, before: dict, journals: dict, names: list | None) -> dict:
+    def _sync(self, args: list, kwargs: dict, before: dict, journals: dict, names: list | None,
+              function: str) -> dict:
         """Every mutable argument as it is after the call (with their parameter names; the checking process
         compares them with its own: it never takes this process's word that nothing changed) and the journals of
         the kit's objects."""
@@ -105,7 +115,8 @@ class Worker:
                 continue
             changed[key] = value
         named = {k: names[k] if isinstance(k, int) and names and k < len(names) else str(k) for k in changed}
-        return {"changed": changed, "names": named, "journals": {k: wire.Journal(j) for k, j in journals.items()}}
+        return {"changed": changed, "names": named, "journals": {k: wire.Journal(j) for k, j in journals.items()},
+                "entered": self.entered.take(function)}
 
     def _error(self, exc: BaseException) -> dict:
         frames = [[f.filename, f.lineno, f.name, (f.line or "").strip()]
@@ -196,7 +207,8 @@ def _reply(out, number: int, message: tuple) -> None:
 
 def _plain_sync(sync: dict) -> dict:
     """``sync`` without the values that cannot be sent (they are reported as such)."""
-    plain: dict = {"changed": {}, "journals": {}, "unsendable": {}, "names": sync.get("names", {})}
+    plain: dict = {"changed": {}, "journals": {}, "unsendable": {}, "names": sync.get("names", {}),
+                   "entered": sync.get("entered", [])}
     for part in ("changed", "journals"):
         for key, value in sync[part].items():
             try:

@@ -81,12 +81,16 @@ class Memo:
                 self.used += 1
                 if function not in session.check.functions:
                     session.check.functions.append(function)
-                return pickle.loads(self.answers[key])
+                value, entered = pickle.loads(self.answers[key])
+                went = session.check.entered.setdefault(function, [])
+                went += [f for f in entered if f not in went]
+                return value
             before = [answers.fingerprint(v) for v in (*args, *kwargs.values())]
             value = real(session, module, function, args, kwargs, repeat, track)
             if self.recording and key is not None \
                     and before == [answers.fingerprint(v) for v in (*args, *kwargs.values())]:
-                self.answers[key] = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+                entered = list(session.check.entered.get(function, []))  # what the reference's call went through
+                self.answers[key] = pickle.dumps((value, entered), protocol=pickle.HIGHEST_PROTOCOL)
             return value
 
         Session.call = call
@@ -142,12 +146,14 @@ class FirstBlock:
         failure = item.stash.get(plugin._FAILURE, None)
         if failure is None:
             return
-        kind, message, _, subject = failure
+        kind, message, _, subject, defer = failure
         c = CheckResult(item.nodeid, item.name, "", "failed", kind, message, subject=subject)
         if kind in ("load", "todo"):  # told as one line per message, before any group: never settled here
             self.failed.append((-1, 5))
             return
-        self.failed.append((self.rank.get(report.subject(c, self.order), len(self.order)), report.lead_rank(c)))
+        # a failure whose hint sends the student to other checks leads no group that holds one of those
+        self.failed.append((self.rank.get(report.subject(c, self.order), len(self.order)),
+                            5 if defer else report.lead_rank(c)))
         group = min(g for g, _ in self.failed)
         if group < 0 or group >= len(self.order) or min(r for g, r in self.failed if g == group) != 0:
             return

@@ -198,8 +198,12 @@ def test_failure_shows_expected_got_hint_and_rerun(tmp_path):
     assert "γ не умножен на V(s_{t+1})" in out  # the typical mistake is named
     assert f'python homework/check.py {HW} --dir {folder} "ppo::test_td_errors_courier"' in out
     assert "Traceback" not in out
-    verbose = run_check(HW, "ppo::test_td_errors_courier", "--dir", str(folder), "-v")
-    assert "test_ppo.py" in verbose.stdout  # -v shows where it failed
+    verbose = run_check(HW, "ppo::test_td_errors_courier", "--dir", str(folder), "-v").stdout
+    # -v on a wrong answer: the call that gave it, arguments summarised, and the answer; no frame of pytest or the
+    # grader (the expected value is in the block already)
+    assert "| Вызов: td_errors([1, 0, 2], [2, 1.5, 1], 0, 0.9)" in verbose, verbose
+    assert "| Ответ: массив (3,) float64: [0.5, -0.5, 1]" in verbose, verbose
+    assert not [w for w in ("test_ppo.py", "_pytest", "pluggy", "grader/", "Traceback") if w in verbose], verbose
 
 
 def test_help_and_usage_errors_speak_russian():

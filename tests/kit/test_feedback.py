@@ -8,6 +8,8 @@ that is about something (grader.report.GENERIC_HINTS lists the texts that are no
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -54,9 +56,12 @@ def test_one_mistake_reads_as_one_diagnosis_with_the_other_checks_one_line_each(
 
 
 def test_functions_are_shown_callee_first_and_a_caller_defers_to_its_callee():
+    """A caller defers when its calls went through the failed callee (tests/kit/test_deferrals.py: only then)."""
     text = render(  # the test file's order puts ppo_loss first here; the fix order does not
-        failure("test_loss", "ppo_loss", "Проверяли: loss\nПодсказка: c_v·(V − R̂)²"),
-        failure("test_gae", "gae", "Проверяли: gae\nПодсказка: проход с конца"),
+        replace(failure("test_loss", "ppo_loss", "Проверяли: loss\nПодсказка: c_v·(V − R̂)²"),
+                entered={"ppo_loss": ["ppo_clip_objective"]}),
+        replace(failure("test_gae", "gae", "Проверяли: gae\nПодсказка: проход с конца"),
+                entered={"gae": ["td_errors"]}),
         failure("test_clip", "ppo_clip_objective", "Проверяли: клип\nПодсказка: min, а не max"),
         failure("test_td", "td_errors", "Проверяли: δ\nПодсказка: δ_t = r_t + γ·V(s_{t+1}) − V(s_t)"),
     )

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from grader.checks import (
+    Defer,
     about,
     call_many,
     call_once,
@@ -118,21 +119,22 @@ def simpler_failure(control, name, behaviour=False):
     with behaviour=True also the replay on a random MDP and the spread of actions at ε = 1 (a generator re-created
     every episode repeats them)."""
     if not fork_ok(control, name) or not learns_terminal_step(control, name):
-        return DEFER_FORK.format(name=name)
+        return Defer(DEFER_FORK.format(name=name), f"test_fork_by_hand[{name}]", f"test_fork_time_limit[{name}]")
     if not epsilon_greedy_ok(control):
-        return DEFER_GREEDY.format(name=name)
+        return Defer(DEFER_GREEDY.format(name=name), "test_epsilon_greedy_greedy", "test_epsilon_greedy_ties",
+                     "test_epsilon_greedy_frequencies", "test_epsilon_greedy_uses_rng")
     if explores_at_zero(control, name):
         return EPSILON_LOST.format(name=name)
     if behaviour:
         if not replay_ok(control, name):
-            return ("сначала исправьте проверку "
-                    f"«{name} на случайной MDP: Q совпадает с повтором записанных переходов» "
-                    "выше: обновление Q неверно уже там.")
+            return Defer(f"сначала исправьте проверки «{name} на случайной MDP: Q совпадает с повтором записанных "
+                         "переходов» выше: обновление Q неверно уже там.",
+                         f"test_replay_random_mdp[{name}-0]", f"test_replay_random_mdp[{name}-1]")
         spread = action_spread(control, name)
         if spread == "same":
             return "Похоже на типичную ошибку: " + RNG_PER_EPISODE + "."
         if spread == "narrow":
-            return DEFER_EPSILON.format(name=name)
+            return Defer(DEFER_EPSILON.format(name=name), f"test_epsilon_is_used[{name}]")
     return None
 
 
@@ -195,8 +197,7 @@ DEFER_GREEDY = ("сначала исправьте epsilon_greedy (провер�
                 "через него, и его ошибка видна и здесь.")
 DEFER_EPSILON = ("сначала исправьте проверку «{name} действует ε-жадно с переданным ε» выше: частоты действий агента "
                  "не соответствуют переданному ε.")
-DEFER_FORK = ("сначала исправьте проверку «Развилка, одно обновление вручную: {name}» выше: обновление Q неверно уже "
-              "на двух эпизодах.")
+DEFER_FORK = ("сначала исправьте проверки «Развилка …: {name}» выше: обновление Q неверно уже на двух эпизодах.")
 
 
 INVERTED = ("Похоже на типичную ошибку: ε и 1 − ε перепутаны — при ε = 1 ответ всегда жадный, при ε = 0 случайный. "

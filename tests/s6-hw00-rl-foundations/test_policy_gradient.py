@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from grader.checks import (
+    Defer,
     as_array,
     check_close,
     check_float,
@@ -18,6 +19,7 @@ from grader.checks import (
     graded,
     matches,
     probe,
+    went_through,
 )
 
 # ---- oracles -----------------------------------------------------------------------------------
@@ -159,12 +161,20 @@ def grad_ok(pg):
                                                                                grad_log_pi_fd(z, 2), 1e-5)
 
 
-def building_blocks(pg, what):
-    """The deferral hint when softmax or grad_log_softmax is wrong, else None."""
-    if not softmax_ok(pg):
-        return DEFER_SOFTMAX.format(what=what)
-    if not grad_ok(pg):
-        return DEFER_GRAD.format(what=what)
+def building_blocks(pg, what, caller):
+    """The deferral hint when softmax or grad_log_softmax is wrong and the student's ``caller`` uses it, else
+    None."""
+    if went_through(pg, caller, "softmax") and not softmax_ok(pg):
+        return Defer(DEFER_SOFTMAX.format(what=what), "softmax")
+    if went_through(pg, caller, "grad_log_softmax") and not grad_ok(pg):
+        return Defer(DEFER_GRAD.format(what=what), "grad_log_softmax")
+    return None
+
+
+def softmax_defer(pg, caller, what="∇ log π = e_a − softmax(z)"):
+    """The deferral to softmax's checks when the student's ``caller`` uses softmax and it is wrong, else None."""
+    if went_through(pg, caller, "softmax") and not softmax_ok(pg):
+        return Defer(DEFER_SOFTMAX.format(what=what), "softmax")
     return None
 
 
@@ -237,9 +247,8 @@ def test_softmax_large_logits(policy_gradient):
 def test_grad_log_softmax_lesson(policy_gradient):
     got = policy_gradient.grad_log_softmax(np.zeros(2), 1)
     check_close(got, [-0.5, 0.5], what="grad_log_softmax(z = [0, 0], a = 1 «вправо»)",
-                hint=("one-hot выбранного действия минус вероятности."
-                      if matches(got, [-0.5, 0.5]) or softmax_ok(policy_gradient)
-                      else DEFER_SOFTMAX.format(what="∇ log π = e_a − softmax(z)")),
+                hint=(None if matches(got, [-0.5, 0.5]) else softmax_defer(policy_gradient, "grad_log_softmax"))
+                or "one-hot выбранного действия минус вероятности.",
                 mistakes={"знак перевёрнут: π − one-hot": [0.5, -0.5], "вернули one-hot без вычитания π": [0.0, 1.0],
                           "вернули π": [0.5, 0.5]})
 
@@ -256,8 +265,8 @@ def test_grad_log_softmax_random(policy_gradient, seed):
     pi = np.exp(log_softmax_oracle(z))
     expected = grad_log_pi_fd(z, a)
     check_close(got, expected, atol=1e-6, what=f"grad_log_softmax для {n} действий, a = {a}",
-                hint=("∂ log π(a) / ∂z_b = [a = b] − π(b)." if matches(got, expected) or softmax_ok(policy_gradient)
-                      else DEFER_SOFTMAX.format(what="∇ log π = e_a − softmax(z)")),
+                hint=(None if matches(got, expected) else softmax_defer(policy_gradient, "grad_log_softmax"))
+                or "∂ log π(a) / ∂z_b = [a = b] − π(b).",
                 mistakes={"знак перевёрнут: π − one-hot": pi - np.eye(n)[a], "вернули π": pi,
                           "вернули one-hot без вычитания π": np.eye(n)[a]})
     check_unchanged(before, z, name="z", function="grad_log_softmax")
@@ -280,7 +289,7 @@ def step_feedback(pg, got, expected, hint, mistakes):
     """(hint, mistakes) of a reinforce_step check: a wrong softmax or gradient is named first, not the step."""
     if matches(got, expected, 1e-5):
         return hint, mistakes
-    defer = building_blocks(pg, "шаг REINFORCE z + α·(G − b)·∇ log π(a)")
+    defer = building_blocks(pg, "шаг REINFORCE z + α·(G − b)·∇ log π(a)", "reinforce_step")
     return (defer, None) if defer else (hint, mistakes)
 
 
@@ -296,7 +305,8 @@ def test_reinforce_step_right(policy_gradient):
                 mistakes=mistakes)
     pi = as_array(policy_gradient.softmax(z_new), "softmax(z_new)")
     check_float(round(float(pi[RIGHT]), 3), 0.550, what="π(вправо) после шага, округлённая до 0.001",
-                hint=None if softmax_ok(policy_gradient) else DEFER_SOFTMAX.format(what="π после шага"))
+                hint=None if softmax_ok(policy_gradient) else
+                Defer(DEFER_SOFTMAX.format(what="π после шага"), "softmax"))
 
 
 @graded("Пример урока: «влево» с R = 1 → z = [0.05, −0.05], π(влево) = 0.525 (хотя это худшее действие)",
@@ -309,7 +319,8 @@ def test_reinforce_step_left(policy_gradient):
                 mistakes=mistakes)
     pi = as_array(policy_gradient.softmax(z_new), "softmax(z_new)")
     check_float(round(float(pi[LEFT]), 3), 0.525, what="π(влево) после шага, округлённая до 0.001",
-                hint=None if softmax_ok(policy_gradient) else DEFER_SOFTMAX.format(what="π после шага"))
+                hint=None if softmax_ok(policy_gradient) else
+                Defer(DEFER_SOFTMAX.format(what="π после шага"), "softmax"))
 
 
 @graded("Пример урока с baseline b = 1.5: «вправо» (G = 2) и «влево» (G = 1) оба дают z = [−0.025, 0.025], "
@@ -326,7 +337,8 @@ def test_reinforce_step_baseline(policy_gradient, action, G):
                 hint=hint, mistakes=mistakes)
     pi = as_array(policy_gradient.softmax(z_new), "softmax(z_new)")
     check_float(round(float(pi[RIGHT]), 3), 0.512, what="π(вправо) после шага, округлённая до 0.001",
-                hint=None if softmax_ok(policy_gradient) else DEFER_SOFTMAX.format(what="π после шага"))
+                hint=None if softmax_ok(policy_gradient) else
+                Defer(DEFER_SOFTMAX.format(what="π после шага"), "softmax"))
 
 
 @graded("reinforce_step на случайных логитах: z + α·(G − b)·∇ log π(a) по конечным разностям (seed {seed})",
@@ -368,7 +380,7 @@ def bandit_feedback(pg, got_pi, got_var, use_baseline, seed, steps, lr, pi_hint,
     """(π hint, variance hint, π mistakes, variance mistakes) of a failing bandit check: a wrong softmax or gradient
     is named first; else a typical mistake whose π and variance both match the answer unrounded names itself
     (on whichever of the two checks fails first)."""
-    defer = building_blocks(pg, "reinforce_bandit")
+    defer = building_blocks(pg, "reinforce_bandit", "reinforce_bandit")
     if defer:
         return defer, defer, None, None
     name = bandit_diagnosis(got_pi, got_var, use_baseline, seed, steps, lr, extra=extra)
@@ -439,7 +451,7 @@ def test_bandit_oracle(policy_gradient, seed):
 @probe(None)
 def bandit_exact_fails(pg):
     """For the bandit's statistical checks: the hint of an exact check above that already fails, or None."""
-    defer = building_blocks(pg, "reinforce_bandit")
+    defer = building_blocks(pg, "reinforce_bandit", "reinforce_bandit")
     if defer:
         return defer
     for use_baseline in (False, True):
@@ -448,8 +460,9 @@ def bandit_exact_fails(pg):
         if not (matches(pi, exp_pi) and matches(var, exp_var)):
             name = bandit_diagnosis(pi, var, use_baseline, 5, 300, 0.02)
             return ("Похоже на типичную ошибку: " + name + "." if name else
-                    "сначала исправьте проверки «Трёхрукий бандит …» и «Бандит на других seed …» выше: ответ неверен "
-                    "уже там, а эта проверка видит ту же ошибку в статистике.")
+                    Defer("сначала исправьте проверки «Трёхрукий бандит …» и «Бандит на других seed …» выше: ответ "
+                          "неверен уже там, а эта проверка видит ту же ошибку в статистике.", "test_bandit_table",
+                          "test_bandit_oracle"))
     return None
 
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from grader.checks import (
+    Defer,
     attempt,
     check_close,
     check_float,
@@ -19,6 +20,7 @@ from grader.checks import (
     graded,
     matches,
     probe,
+    went_through,
 )
 
 gae_pair = functools.partial(check_pair, names=("advantages", "returns"))  # what gae-like functions return
@@ -124,10 +126,10 @@ def td_ok(ppo):
 
 
 def gae_feedback(ppo, got, expected, hint, mistakes):
-    """(hint, mistakes) of a failing GAE check: wrong td_errors are named first."""
-    if matches(got, expected) or td_ok(ppo):
+    """(hint, mistakes) of a failing GAE check: wrong td_errors are named first, when the student's gae uses them."""
+    if matches(got, expected) or not went_through(ppo, "gae", "td_errors") or td_ok(ppo):
         return hint, mistakes
-    return DEFER_TD, None
+    return Defer(DEFER_TD, "td_errors"), None
 
 
 @probe(False)
@@ -188,11 +190,11 @@ def returns_feedback(ppo, adv, ret, rewards, values, last_value, gamma, lam):
     if matches(ret, right + values) or matches(adv, right):
         return "returns = advantages + values.", {"вернули advantages вместо returns": right,
                                                   "returns = advantages − values": right - values}
-    if not td_ok(ppo):
-        return DEFER_TD, None
-    return ("сначала исправьте advantages (проверки «Робот-курьер: преимущества GAE …» выше): returns = advantages + "
-            "values, и с неверными Â неверны и R̂."), {name: wrong + values for name, wrong in
-                                                      gae_mistakes(delta, gamma, lam).items()}
+    if went_through(ppo, "gae", "td_errors") and not td_ok(ppo):
+        return Defer(DEFER_TD, "td_errors"), None
+    return Defer("сначала исправьте advantages (проверки «Робот-курьер: преимущества GAE …» выше): returns = "
+                 "advantages + values, и с неверными Â неверны и R̂.", "test_gae_courier"), {
+        name: wrong + values for name, wrong in gae_mistakes(delta, gamma, lam).items()}
 
 
 # ---- TD errors and GAE: the courier robot --------------------------------------------------
@@ -261,7 +263,8 @@ def test_n_step_identity(ppo):
     ok = matches(got, -0.19) or td_ok(ppo)
     check_float(got, -0.19, what="δ_0 + γ·δ_1 из ваших td_errors",
                 hint="промежуточные V сокращаются: сумма первых n TD-ошибок равна n-шаговой оценке." if ok else
-                "сначала исправьте td_errors (проверки «Робот-курьер: TD-ошибки …» выше): здесь складываются те же δ.",
+                Defer("сначала исправьте td_errors (проверки «Робот-курьер: TD-ошибки …» выше): здесь складываются те "
+                      "же δ.", "test_td_errors_courier", "test_td_errors_last_value"),
                 mistakes={name: wrong[0] + GAMMA * wrong[1]
                           for name, wrong in td_mistakes(COURIER_R, COURIER_V, 0.0, GAMMA).items()})
 
@@ -331,8 +334,9 @@ def test_gae_types_and_inputs(ppo):
             feedback.append(matches(adv64, expected, 1e-4))
         if feedback[0]:
             return text, None
-        hint, mistakes = gae_feedback(ppo, got, expected, "сначала исправьте проверки GAE выше: и на массивах float64 "
-                                      "ответ неверен, так что дело не в типах входов.", gae_mistakes(delta, 0.99, 0.95))
+        defer = Defer("сначала исправьте проверки GAE выше: и на массивах float64 ответ неверен, так что дело не в "
+                      "типах входов.", "test_gae_courier", "test_gae_random")
+        hint, mistakes = gae_feedback(ppo, got, expected, defer, gae_mistakes(delta, 0.99, 0.95))
         return hint, mistakes
 
     adv, _ = gae_pair(ppo.gae(rewards, values, np.float32(0.5), 0.99, 0.95), "gae на float32")
@@ -360,8 +364,10 @@ def test_gae_types_and_inputs(ppo):
                     np.trunc(right)}
         if not matches(adv, right) and not matches(
                 attempt(None, lambda: ppo.gae(COURIER_R, COURIER_V, 0.0, GAMMA, 0.5)[0]), right):
-            hint, mistakes = gae_feedback(ppo, adv, right, "сначала исправьте проверки «Робот-курьер: преимущества GAE "
-                                          "…» выше: и с наградами float ответ неверен, так что дело не в типе наград.",
+            hint, mistakes = gae_feedback(ppo, adv, right, Defer("сначала исправьте проверки «Робот-курьер: "
+                                                                 "преимущества GAE …» выше: и с наградами float ответ "
+                                                                 "неверен, так что дело не в типе наград.",
+                                                                 "test_gae_courier"),
                                           gae_mistakes([0.35, -0.6, 1.0], GAMMA, 0.5))
         check_close(adv, right, what=f"gae для робота-курьера при λ = 0.5, награды r = [1, 0, 2] — {text}",
                     hint=hint, mistakes=mistakes)
@@ -442,7 +448,7 @@ def test_clip_gradient(ppo):
     hint = ("градиент есть, только когда min выбирает ветку ρ·Â; когда выбрана clip(ρ)·Â, он равен нулю. "
             "Проверьте, что берёте min, а не max, и клиппите ρ, а не Â.")
     if not matches(grad, expected, 1e-4) and not clip_ok(ppo):
-        hint = DEFER_CLIP.format(what="её градиент")
+        hint = Defer(DEFER_CLIP.format(what="её градиент"), "test_clip_five_cases", "test_clip_five_cases_mean")
     check_close(grad, expected, what="d(цель)/d(logp_new) для пяти случаев, умноженная на размер батча",
                 hint=hint, atol=1e-4, rtol=1e-4)
 
@@ -468,9 +474,10 @@ def test_clip_random(ppo, seed):
     if not matches(got, expected) and not matches(got, at_02):
         at_default = attempt(None, ppo.ppo_clip_objective, logp_new, logp_old, adv)
         if not matches(at_default, clip_objective_oracle(np.exp(logp_new - logp_old), adv, 0.2)):
-            hint = ("и при ε = 0.2 на этом батче ответ неверен, так что дело не в eps: "
-                    + ("сначала исправьте проверки клиппинга выше." if not clip_ok(ppo) else
-                       "mean(min(ρ·Â, clip(ρ, 1−ε, 1+ε)·Â)), ρ = exp(logp_new − logp_old)."))
+            said = "и при ε = 0.2 на этом батче ответ неверен, так что дело не в eps: "
+            hint = (Defer(said + "сначала исправьте проверки клиппинга выше.", "test_clip_five_cases",
+                          "test_clip_five_cases_mean", "test_clip_spinning_up") if not clip_ok(ppo) else
+                    said + "mean(min(ρ·Â, clip(ρ, 1−ε, 1+ε)·Â)), ρ = exp(logp_new − logp_old).")
     elif not matches(got, expected):
         hint = "ε передаётся аргументом eps — не 0.2 всегда."
     check_float(got, expected, what=f"ppo_clip_objective, B = {B}, ε = {eps:.3f}", hint=hint, mistakes=mistakes)
@@ -520,8 +527,8 @@ def test_normalize_random(ppo):
     if not matches(got, expected) and not matches(
             attempt(None, ppo.normalize_advantages, np.array([1.0, 2.0, 3.0, 4.0])),
             (np.arange(1.0, 5.0) - 2.5) / np.sqrt(1.25)):
-        hint = ("сначала исправьте проверку «Нормировка преимуществ: [1, 2, 3, 4] …» выше: ответ неверен уже на одном "
-                "векторе, так что дело не в форме батча.")
+        hint = Defer("сначала исправьте проверку «Нормировка преимуществ: [1, 2, 3, 4] …» выше: ответ неверен уже на "
+                     "одном векторе, так что дело не в форме батча.", "test_normalize_pinned")
     check_close(got, expected, what="normalize_advantages для батча формы (8, 4): по всем элементам сразу", hint=hint,
                 mistakes=mistakes)
 
@@ -588,7 +595,8 @@ def test_ppo_loss_four_actions(ppo):
     new, old = np.log(FOUR["ratio"]), np.zeros(4)
     got = ppo.ppo_clip_objective(new, old, FOUR["adv"])
     check_float(got, 0.075, what="клиппированная цель для четырёх действий",
-                hint=None if matches(got, 0.075) or clip_ok(ppo) else DEFER_CLIP.format(what="loss PPO"),
+                hint=None if matches(got, 0.075) or clip_ok(ppo) else Defer(DEFER_CLIP.format(what="loss PPO"),
+                                                                             "ppo_clip_objective"),
                 mistakes=clip_mistakes(new, old, FOUR["adv"]))
     check_float(ppo.ppo_loss(new, old, FOUR["adv"], values_pred, returns, entropy), 0.19625,
                 what="ppo_loss для примера урока (ε = 0.2, c_v = 0.5, c_e = 0.01)",
@@ -617,8 +625,8 @@ def test_ppo_loss_random(ppo, seed):
                                *[a.copy() for a in (logp_new, logp_old, adv, values_pred, returns, entropy)])
         if matches(at_defaults, loss_oracle(logp_new, logp_old, adv, values_pred, returns, entropy)):
             hint = "используйте переданные eps, c_v и c_e, а не значения по умолчанию."
-        elif not clip_ok(ppo):
-            hint, mistakes = DEFER_CLIP.format(what="loss PPO"), None
+        elif went_through(ppo, "ppo_loss", "ppo_clip_objective") and not clip_ok(ppo):
+            hint, mistakes = Defer(DEFER_CLIP.format(what="loss PPO"), "ppo_clip_objective"), None
         else:
             hint = ("и при значениях по умолчанию ответ на этом батче неверен, так что дело не только в аргументах: "
                     + hint)
@@ -760,8 +768,9 @@ def test_boundaries_parallel(ppo):
                                                                       terminated[:, n], truncated[:, n], 0.99, 0.95)[0])
                    for n in range(N)]
         if not all(matches(col, expected[:, n]) for n, col in enumerate(columns)):
-            hint = ("сначала исправьте проверки gae_with_boundaries для одной среды [T] выше: и на отдельных столбцах "
-                    "ответ неверен, так что дело не в форме [T, N].")
+            hint = Defer("сначала исправьте проверки gae_with_boundaries для одной среды [T] выше: и на отдельных "
+                         "столбцах ответ неверен, так что дело не в форме [T, N].", "test_boundaries_hand_made",
+                         "test_boundaries_random")
         else:
             flat = boundary_oracle(rewards.ravel(), values.ravel(), next_values.ravel(), terminated.ravel(),
                                    truncated.ravel(), 0.99, 0.95).reshape(T, N)

@@ -1,0 +1,65 @@
+"""A call of the student's function told in one line, for ``-v`` on a wrong answer: what was called with what, and
+what came back (arguments summarised: an array by its shape, dtype and a few values; an environment by its class).
+
+The values are the checking process's own (the test's arguments) or plain data decoded from the worker (the
+answer); the text is escaped (grader.escape.printable) and cut, so a hostile answer cannot fill the screen.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from grader.escape import printable
+
+WIDTH = 70  # characters for one value
+
+
+def value(x, depth: int = 0) -> str:
+    """``x`` in a few words."""
+    if isinstance(x, np.ndarray):
+        return _array(x)
+    if isinstance(x, (bool, int, float, complex, np.generic)) or x is None:
+        return _cut(_number(x))
+    if isinstance(x, str):
+        return _cut(repr(x))
+    if isinstance(x, (list, tuple)):
+        if depth < 2 and len(x) <= 8:
+            inner = ", ".join(value(v, depth + 1) for v in x)
+            return _cut(f"[{inner}]" if isinstance(x, list) else f"({inner}{',' if len(x) == 1 else ''})")
+        kind = "список" if isinstance(x, list) else "кортеж"
+        return f"{kind} из {len(x)}: [{value(x[0], depth + 1)}, …, {value(x[-1], depth + 1)}]" if x else f"{kind} []"
+    if isinstance(x, dict):
+        keys = ", ".join(printable(str(k))[:20] for k in list(x)[:6])
+        return _cut(f"dict с ключами {keys}{', …' if len(x) > 6 else ''}")
+    if isinstance(x, np.random.Generator):
+        return "np.random.Generator"
+    return _cut(f"<{type(x).__name__}>")
+
+
+def call(function: str, args: tuple, kwargs: dict) -> str:
+    """``function(arg, …, name=arg)`` with each argument summarised."""
+    parts = [value(a) for a in args] + [f"{printable(str(k))}={value(v)}" for k, v in kwargs.items()]
+    return f"{function}({', '.join(parts)})"
+
+
+def _number(x) -> str:
+    if isinstance(x, (float, np.floating)):
+        return f"{float(x):.6g}"
+    return printable(str(x.item() if isinstance(x, np.generic) else x))
+
+
+def _array(a: np.ndarray) -> str:
+    head = f"массив {a.shape} {a.dtype}"
+    if a.dtype.kind not in "biuf" or a.size == 0:
+        return head
+    flat = a.ravel()
+    shown = flat if flat.size <= 6 else np.concatenate([flat[:3], flat[-3:]])
+    numbers = [_number(v) for v in shown]
+    if flat.size > 6:
+        numbers[3:3] = ["…"]
+    return _cut(f"{head}: [{', '.join(numbers)}]") if a.ndim == 1 or flat.size <= 6 else _cut(
+        f"{head}, подряд: [{', '.join(numbers)}]")
+
+
+def _cut(text: str) -> str:
+    text = printable(text)
+    return text if len(text) <= WIDTH else text[:WIDTH - 1] + "…"

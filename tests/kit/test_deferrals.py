@@ -1,0 +1,121 @@
+"""Where a failure sends the student: "fix that first" only when it is true.
+
+A function's group defers to a callee's failures above only when the student's own function went through that
+callee in these checks (the worker traces the calls between the student's functions; the in-notebook self-check
+traces them in the kernel, on a snapshot of the namespace). A check's hint that sends the student to other checks
+(grader.checks.Defer) is shown only when one of them failed and is shown above, with the command that reruns it;
+when that check is in the same group, it leads the group instead; otherwise the hint is left out.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+
+import pytest
+
+from grader import export, homeworks, report
+from grader.notebook import check
+from grader.results import CheckResult, PartResult
+from kit import HW, run_check
+
+RERUN = f"python homework/check.py {HW}"
+HOMEWORK = homeworks.load(HW)
+
+
+def failure(name: str, subject: str, message: str, entered=None, defer=None) -> CheckResult:
+    return CheckResult(f"tests/{HW}/test_ppo.py::{name}", name, f"проверка {name}", "failed", "check", message,
+                       functions=[subject], subject=subject, subjects=[subject], entered=entered or {},
+                       defer=defer or {})
+
+
+def passing(name: str, subject: str) -> CheckResult:
+    return CheckResult(f"tests/{HW}/test_ppo.py::{name}", name, f"проверка {name}", "passed", functions=[subject],
+                       subject=subject, subjects=[subject])
+
+
+def render(*checks: CheckResult) -> str:
+    return report.scoreboard(HOMEWORK, [PartResult(HOMEWORK.part("ppo"), list(checks))], "ваш код", RERUN)
+
+
+TD = failure("test_td", "td_errors", "Проверяли: δ\nПохоже на типичную ошибку: без γ.\nПодсказка: δ_t = r_t + γV − V")
+
+
+@pytest.mark.parametrize("went", [True, False], ids=["gae-calls-td_errors", "gae-alone"])
+def test_a_caller_defers_to_its_callee_only_when_the_students_code_went_through_it(went):
+    gae = failure("test_gae", "gae", "Проверяли: gae\nПохоже на типичную ошибку: без λ.",
+                  entered={"gae": ["td_errors"] if went else []})
+    text = render(TD, gae)
+    blocks = report.failure_blocks(text)
+    deferral = "gae вызывает td_errors, где есть ошибки (см. выше): исправьте сначала её"
+    if went:  # gae's checks are one line each, after the advice and the command that reruns td_errors' check
+        assert deferral in text and len(blocks) == 1, text
+        assert f'    Повторить td_errors: {RERUN} "ppo::test_td"' in text, text
+    else:  # gae's own mistake is told in full: a broken td_errors does not explain it
+        assert deferral not in text and len(blocks) == 2 and "без λ" in blocks[1], text
+
+
+def test_a_hint_sending_the_student_elsewhere_is_shown_only_with_a_failed_check_above_and_its_rerun_command():
+    defer = {"checks": ["test_td"], "text": "сначала исправьте проверку «δ» выше."}
+    gae = failure("test_gae", "gae", f"Проверяли: gae\nПодсказка: {defer['text']}", defer=defer)
+    text = render(TD, gae)  # the target failed, above: the hint stays, with the command
+    assert f"Подсказка: {defer['text']}\n    Повторить ту проверку: {RERUN} \"ppo::test_td\"" in text, text
+    text = render(passing("test_td", "td_errors"), gae)  # the target passed: the hint is a pointer to nothing
+    assert "сначала исправьте" not in text and "Проверяли: gae" in text, text
+    data = export.gradescope([PartResult(HOMEWORK.part("ppo"), [passing("test_td", "td_errors"), gae])], 1.0)
+    assert "сначала исправьте" not in data["tests"][1]["output"], data["tests"][1]
+    data = export.gradescope([PartResult(HOMEWORK.part("ppo"), [TD, gae])], 1.0)
+    assert "сначала исправьте" in data["tests"][1]["output"], data["tests"][1]
+
+
+def test_a_check_that_defers_to_another_of_its_group_lets_that_one_lead():
+    """The issue's case: a cliff check said «fix the fork check above», which failed with an IndexError that no
+    block showed. Now the fork check leads, and the deferring check is one line."""
+    fork = CheckResult(f"tests/{HW}/test_ppo.py::test_fork", "test_fork", "Развилка", "failed", "error",
+                       "ошибка в вашем коде: IndexError: index 4 is out of bounds", subject="gae", subjects=["gae"])
+    cliff = failure("test_cliff", "gae", "Проверяли: путь\nПодсказка: сначала исправьте «Развилка» выше.",
+                    defer={"checks": ["test_fork"], "text": "сначала исправьте «Развилка» выше."})
+    blocks = report.failure_blocks(render(cliff, fork))
+    assert blocks[0].startswith("✗ [ppo] Развилка") and "IndexError" in blocks[0], blocks
+
+
+GAE_CALLS_TD = """
+def td_errors(rewards, values, last_value, gamma):
+    v = np.asarray(values, dtype=float)
+    return np.asarray(rewards, dtype=float) + np.append(v[1:], last_value) - v  # no γ
+"""
+GAE_ALONE = GAE_CALLS_TD + """
+def gae(rewards, values, last_value, gamma, lam):  # its own δ, and no λ in the recursion
+    r, v = np.asarray(rewards, dtype=float), np.asarray(values, dtype=float)
+    delta = r + gamma * np.append(v[1:], last_value) - v
+    adv, acc = np.zeros_like(delta), 0.0
+    for t in reversed(range(len(delta))):
+        acc = delta[t] + gamma * acc
+        adv[t] = acc
+    return adv, adv + v
+"""
+SELECTED = ["ppo::test_td_errors_courier", "ppo::test_gae_courier[lam0.95]"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("edit", [GAE_CALLS_TD, GAE_ALONE], ids=["gae-calls-td_errors", "gae-alone"])
+def test_the_worker_and_the_notebook_trace_the_students_calls_alike(edit, tmp_path):
+    folder = tmp_path / "impl"
+    folder.mkdir()
+    source = (HOMEWORK.solutions_dir / "ppo.py").read_text(encoding="utf-8") + edit
+    (folder / "ppo.py").write_text(source, encoding="utf-8")
+    cli = run_check(HW, *SELECTED, "--dir", str(folder)).stdout
+    namespace = {"__name__": "__main__"}
+    exec(compile(source, "/tmp/ipykernel_0/cell1.py", "exec"), namespace)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        check("ppo", namespace)
+    live = out.getvalue()
+    deferral = "gae вызывает td_errors, где есть ошибки"
+    for text in (cli, live):
+        if edit is GAE_CALLS_TD:
+            assert deferral in text, text
+        else:
+            assert deferral not in text and "в рекурсии только γ, без λ" in text, text
+    # the live namespace's functions were traced on a snapshot: the notebook's own names are its functions
+    assert namespace["gae"].__code__.co_filename == "/tmp/ipykernel_0/cell1.py"
+    assert not hasattr(namespace["gae"], "__wrapped__")
