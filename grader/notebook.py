@@ -75,6 +75,7 @@ def _run_in_process(hw, part, namespace: dict, selection: list[str] | None):
 
     from grader import plugin
     from grader.boundary.loading import working_directory
+    from grader.boundary.tracing import room_for_tracing
     from grader.results import PartResult
     from grader.runner import PYTEST_FLAGS, Reader, check_results, collection_error, notes
 
@@ -100,6 +101,7 @@ def _run_in_process(hw, part, namespace: dict, selection: list[str] | None):
                 stack.enter_context(contextlib.redirect_stderr(output))
                 stack.enter_context(warnings.catch_warnings())
                 stack.enter_context(working_directory(ROOT))
+                stack.enter_context(room_for_tracing())  # the notebook's functions are traced (boundary.tracing)
                 pytest.main(args)
             reader = Reader(results_file)
             reader.read()

@@ -8,10 +8,24 @@ where the functions are first rebound to the snapshot module so the notebook's o
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
+import sys
 import types
 from typing import Callable
+
+
+@contextlib.contextmanager
+def room_for_tracing():
+    """Twice the recursion limit while traced functions run (each call of one is two frames: a recursion of the
+    student's that fits the limit untraced fits it traced); the limit as it was afterwards."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(2 * old)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
 
 
 class Entered:

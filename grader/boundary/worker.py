@@ -36,7 +36,7 @@ from grader.boundary import wire
 from grader.boundary.hang import Watchdog
 from grader.boundary.journal import is_kit, record
 from grader.boundary.loading import FolderImplementation, MissingFunction, ModuleLoadError, NotebookImplementation
-from grader.boundary.tracing import Entered
+from grader.boundary.tracing import Entered, room_for_tracing
 
 _MUTABLE = (np.ndarray, list, dict, np.random.Generator, bytearray)
 
@@ -49,6 +49,8 @@ class Worker:
         self.impl = NotebookImplementation(source) if source.endswith(".ipynb") else FolderImplementation(source)
         self.provided = set(config["provided"])
         self.entered = Entered()  # the submission's functions each call went through
+        self.room = room_for_tracing()  # for the process's life: each traced call is two frames
+        self.room.__enter__()
         self.watchdog = Watchdog(hang_file)
         self.watchdog.start()
 

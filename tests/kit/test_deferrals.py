@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import io
+import sys
+import types
 
 import pytest
 
 from grader import export, homeworks, report
+from grader.boundary.tracing import Entered, room_for_tracing
 from grader.notebook import check
 from grader.results import CheckResult, PartResult
 from kit import HW, run_check
@@ -119,3 +122,16 @@ def test_the_worker_and_the_notebook_trace_the_students_calls_alike(edit, tmp_pa
     # the live namespace's functions were traced on a snapshot: the notebook's own names are its functions
     assert namespace["gae"].__code__.co_filename == "/tmp/ipykernel_0/cell1.py"
     assert not hasattr(namespace["gae"], "__wrapped__")
+
+
+def test_a_students_recursion_that_fits_the_limit_fits_it_traced():
+    """A traced call is two frames: the tracing doubles the recursion limit while it runs, and restores it."""
+    module = types.ModuleType("student")
+    exec("def depth(n):\n    return 0 if n == 0 else 1 + depth(n - 1)\n", vars(module))
+    tracer = Entered()
+    tracer.trace(module, lambda f: True)
+    limit = sys.getrecursionlimit()
+    with room_for_tracing():
+        assert module.depth(limit - 100) == limit - 100
+    assert sys.getrecursionlimit() == limit
+    assert tracer.calls == {"depth": []}  # a function's calls of itself are not another function's
