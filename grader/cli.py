@@ -98,7 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--notebook", metavar="PATH", help="проверить функции из тетрадки .ipynb")
     src.add_argument("--batch", metavar="DIR", help="проверить все работы в папке (по папке с модулями или тетрадке "
                                                     "на студента); с --csv — строка баллов на работу")
-    p.add_argument("-v", "--verbose", action="store_true", help="показывать трассировки ошибок")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="подробнее: вызов, давший неверный ответ, и трассировка ошибки в вашем коде")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 2,
                    help="сколько частей (с --batch — работ) проверять параллельно (по умолчанию — по числу ядер)")
     p.add_argument("--timeout", type=float, default=None, help="лимит времени на одну проверку, с")

@@ -60,13 +60,14 @@ def _only_homework() -> str:
 
 
 def _notebook_reruns(text: str) -> str:
+    from grader.report import VERBOSE_NOTE
+
     lines = []
     for line in text.splitlines():
         if _RERUN in line:
             line = line.replace(f'{_RERUN} "', 'check("', 1).rstrip() + ")"
         lines.append(line)
-    return "\n".join(lines).replace("Подробности с трассировкой: добавьте -v.",
-                                     "Подробности с трассировкой: check(..., verbose=True).")
+    return "\n".join(lines).replace(VERBOSE_NOTE, VERBOSE_NOTE.replace("-v", "check(..., verbose=True)"))
 
 
 def _run_in_process(hw, part, namespace: dict, selection: list[str] | None):

@@ -36,6 +36,10 @@ def all_passed(results: list[PartResult]) -> bool:
     return required_passed(results) and all(c.passed for r in results for c in r.checks)
 
 
+# where -v has something to show: the call that gave a wrong answer, the traceback of an error in the student's code
+VERBOSE_NOTE = "Подробности (вызов с неверным ответом, трассировка ошибки): добавьте -v."
+
+
 def scoreboard(hw: Homework, results: list[PartResult], source: str, rerun_prefix: str, verbose: bool = False,
                partial: bool | Collection[str] = False, whole: Mapping[str, list[dict]] | None = None,
                files: str | None = None, first_run: bool = True, reference: bool = False) -> str:
@@ -230,7 +234,7 @@ def _failures(hw: Homework, results: list[PartResult], rerun_prefix: str, verbos
         if out and out[-1]:
             out.append("")
     if real and not verbose:
-        out += ["" if out and out[-1] else None, "Подробности с трассировкой: добавьте -v."]
+        out += ["" if out and out[-1] else None, VERBOSE_NOTE]
     out = [line for line in out if line is not None]
     while out and not out[-1]:
         out.pop()
