@@ -66,8 +66,8 @@ _ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # the same kit gives the same zip
 
 SETUP_SH = r"""#!/usr/bin/env bash
 # Gradescope runs this once, as root, while it builds the autograder's image (Ubuntu): the kit's dependencies
-# (requirements.txt, from the kit's pyproject.toml) go into a virtual environment made with the image's own
-# Python 3; run_autograder grades with that environment.
+# (requirements.txt, from the kit's pyproject.toml, pinned by constraints.txt) go into a virtual environment made
+# with the image's own Python 3; run_autograder grades with that environment.
 set -euo pipefail
 ROOT="${GRADESCOPE_ROOT:-/autograder}"
 export DEBIAN_FRONTEND=noninteractive
@@ -81,8 +81,9 @@ if sys.version_info[:2] < need:
              % (need + (sys.version.split()[0],)))
 EOF
 python3 -m venv "$ROOT/venv"
+# pinned to the versions the kit's own tests run with (constraints.txt: per Python version)
 "$ROOT/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-cache-dir \
-    -r "$ROOT/source/requirements.txt"
+    -c "$ROOT/source/constraints.txt" -r "$ROOT/source/requirements.txt"
 "$ROOT/venv/bin/python" -c "import numpy, pytest; print('numpy', numpy.__version__, '- pytest', pytest.__version__)"
 """
 
@@ -271,7 +272,7 @@ def _kit_contents(hw: Homework) -> dict[str, bytes]:
     from grader import release  # an instructor tool: in the kit, not in the zip
 
     files = kit_files(ROOT)
-    needed = ["grader/gradescope.py", "homework/check.py", "conftest.py", "pyproject.toml",
+    needed = ["grader/gradescope.py", "homework/check.py", "conftest.py", "pyproject.toml", "constraints.txt",
               f"tests/{hw.name}/parts.toml", *(f"tests/{hw.name}/{p.tests}" for p in hw.parts),
               *(f"homework/{hw.name}/{p.module}.py" for p in hw.parts)]
     missing = [n for n in needed if n not in files]

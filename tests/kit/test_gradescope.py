@@ -166,7 +166,9 @@ def test_zip_holds_the_scripts_and_the_kit_without_solutions(zips):
     for part in hw.parts:
         assert f"homework/{HW}/{part.module}.py" in names and f"tests/{HW}/{part.tests}" in names
     assert {"grader/gradescope.py", "homework/check.py", "conftest.py", "pyproject.toml", f"tests/{HW}/parts.toml",
-            f"homework/{HW}/envs.py"} <= names
+            f"homework/{HW}/envs.py", "constraints.txt"} <= names
+    assert b'-c "$ROOT/source/constraints.txt" -r "$ROOT/source/requirements.txt"' in contents["setup.sh"]
+    assert "grader/constraints.py" not in names
     assert names - {"setup.sh", "run_autograder", "requirements.txt", "gradescope.json"} == set(kit_files())
     for path in (ROOT / "solutions" / HW).glob("*.py"):  # no solution module ships, not even renamed
         if any(BEGIN.match(line) for line in path.read_text(encoding="utf-8").splitlines()):
@@ -289,3 +291,23 @@ def test_staging_follows_no_link_and_takes_no_huge_file(tmp_path):
     (upload / "dp.py").write_bytes(b"#" * (gradescope.FILE_LIMIT + 1))
     with pytest.raises(OSError):
         gradescope.find_submission(hw, upload, ["dp"])
+
+
+def test_the_pinned_base_install_is_the_kits_tests_and_the_autograders():
+    """constraints.txt pins every base dependency for the Python running these tests (as CI installs them), with
+    markers pip reads; README's command for the kit's tests and CI install with it."""
+    from packaging.requirements import Requirement
+
+    pins = [Requirement(line) for line in (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines()
+            if line.strip() and not line.startswith("#")]
+    applying = [r for r in pins if r.marker is None or r.marker.evaluate()]
+    here = {r.name.lower(): r for r in applying}
+    assert len(here) == len(applying), "two versions of one package for this Python"
+    for dep in requirements()[0]:
+        wanted = Requirement(dep)
+        if wanted.marker is None or wanted.marker.evaluate():
+            pin = here.get(wanted.name.lower())
+            assert pin is not None and str(pin.specifier).startswith("=="), f"{wanted.name} is not pinned here"
+            assert wanted.specifier.contains(str(pin.specifier)[2:]), f"{pin} does not meet {wanted}"
+    assert '-c constraints.txt -e ".[dev]"' in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert '-c constraints.txt -e ".[dev]"' in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
