@@ -11,16 +11,16 @@ feedback is rendered as the student reads it (``grader.report.scoreboard``). Per
   block is what ``grader.report.failure_blocks`` finds in the rendered text: a paragraph opened by a line
   starting with «✗» below the «Итого» line (a check's full explanation, a "not implemented"/"hung" line, a
   part that could not be graded). One-line entries («· title — rerun command») are not blocks.
-- **named first**: the share of mistakes named in the *first* block. "Named" means: when the mutant file lists
-  ``NAMED_BY = ["text", ...]`` (optional; the words of the diagnosis or hint that is about this very mistake),
-  the first block contains one of those texts; otherwise the first block carries a check's diagnosis
-  («Похоже на типичную ошибку: …», ``grader.report.DIAGNOSIS``). Without ``NAMED_BY`` a diagnosis that names
-  a *different* mistake still counts, so this share is an upper bound for those mutants.
+- **named first**: the share of mistakes named in the *first* block: it contains one of the texts the mutant file
+  lists as ``NAMED_BY = ["text", ...]`` (the words of the diagnosis or hint that is about this very mistake; ``[]``
+  when none names it). A file without ``NAMED_BY`` counts as named when the first block carries any check's
+  diagnosis («Похоже на типичную ошибку: …», ``grader.report.DIAGNOSIS``), an upper bound.
 - **right function first**: the share whose first group of failures (the first in the report's order) is about a
-  function the mutant breaks (a public function it defines; for a mutant of private helpers only, a public
-  function that calls them): the feedback opens on the function that has the mistake.
-- **misnamed**: mutants whose first block names a typical mistake (a diagnosis) that is not theirs: the mutant
-  lists ``NAMED_BY`` and the diagnosis carries none of its texts (without ``NAMED_BY`` this cannot be told).
+  function the mutant breaks (``BREAKS = "function"`` or a tuple of them in the mutant file: the public function
+  whose answer the mistake makes wrong): the feedback opens on the function that has the mistake.
+- **misnamed**: mutants whose first block names a typical mistake (a diagnosis) that is not theirs: no line of the
+  block that carries the diagnosis carries a text of the mutant's ``NAMED_BY`` (for a file without ``NAMED_BY``
+  this cannot be told).
 - **diagnosis first**: the share whose first block carries «Похоже на типичную ошибку», whatever it names.
 - **specific first**: the share whose first block carries a diagnosis or a «Подсказка:» that is not generic
   (``grader.report.GENERIC_HINTS``): the floor ``tests/kit/test_feedback.py`` keeps for every mutant.
@@ -60,12 +60,18 @@ except ImportError:
 TARGET_MEDIAN, TARGET_MAX, TARGET_NAMED = 2, 4, 0.9
 
 
-def _listed(path: Path, name: str) -> list[str] | None:
-    """A module-level ``NAME = [...]`` of a mutant file (``NAMED_BY``), or None."""
+def _declared(path: Path, name: str):
+    """A module-level constant of a mutant file (``BREAKS``, ``NAMED_BY``), or None."""
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == name for t in node.targets):
-            return [str(x) for x in ast.literal_eval(node.value)]
+            return ast.literal_eval(node.value)
     return None
+
+
+def _breaks(path: Path) -> set[str]:
+    """The functions a mutant breaks, as its ``BREAKS`` says (none when it says nothing)."""
+    breaks = _declared(path, "BREAKS")
+    return {breaks} if isinstance(breaks, str) else set(breaks or ())
 
 
 def mutant_folder(path: Path, tmp: Path) -> tuple[homeworks.Homework, homeworks.Part, Path]:
@@ -90,7 +96,7 @@ class Graded:
     named: bool = False
     diagnosis: bool = False
     specific: bool = False
-    right: bool = False  # the first group is about a function the mutant defines
+    right: bool = False  # the first group is about a function the mutant breaks (BREAKS)
     misnamed: bool = False  # the first block names another mistake than the mutant's NAMED_BY
     error: str = ""  # could not be graded
 
@@ -116,30 +122,18 @@ def grade(path: Path, timeout: float | None) -> Graded:
     blocks = report.failure_blocks(out.text)
     out.blocks = len(blocks)
     first = blocks[0] if blocks else ""
-    named_by = _listed(path, "NAMED_BY")
-    out.diagnosis = report.DIAGNOSIS in first
-    out.named = any(t in first for t in named_by) if named_by else out.diagnosis
-    out.misnamed = bool(named_by) and out.diagnosis and not out.named
+    named_by = _declared(path, "NAMED_BY")
+    diagnoses = [line for line in first.splitlines() if report.DIAGNOSIS in line]
+    out.diagnosis = bool(diagnoses)
+    out.named = any(t in first for t in named_by) if named_by is not None else out.diagnosis
+    out.misnamed = named_by is not None and out.diagnosis and not any(t in d for d in diagnoses for t in named_by)
     out.specific = report.is_specific(first)
     order, _ = report.function_order(hw, part)
     rank = {f: i for i, f in enumerate(order)}
     subjects = [report.subject(c, order) for c in result.checks if not c.passed]
     first_group = min(subjects, key=lambda f: (rank.get(f, len(order)), not f)) if subjects else None
-    out.right = first_group in _broken(hw, part, path)
+    out.right = first_group in _breaks(path)
     return out
-
-
-def _broken(hw, part, path: Path) -> set[str]:
-    """The functions a mutant breaks: the public ones it defines; when it defines only private helpers, the public
-    functions that call them (the student reads about those)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
-    public = {d for d in defined if not d.startswith("_")}
-    if public:
-        return public
-    solution = ast.parse((hw.solutions_dir / f"{part.module}.py").read_text(encoding="utf-8"))
-    return {n.name for n in solution.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")
-            and {x.id for x in ast.walk(n) if isinstance(x, ast.Name)} & defined}
 
 
 def _pct(k: int, n: int) -> str:

@@ -4,11 +4,15 @@ The report groups the failures of one function under it (each check's subject: t
 compared), callee first (td_errors, gae, ppo_loss); a named typical
 mistake leads its group and the group's other failed checks are one line each; a function whose callee failed
 above defers to it. Every typical mistake of the kit's catalogue opens the feedback with a diagnosis or a hint
-that is about something (grader.report.GENERIC_HINTS lists the texts that are not).
+that is about something (grader.report.GENERIC_HINTS lists the texts that are not), opens on the function that has
+the mistake and names no mistake but its own: each mutant file says which function it breaks (``BREAKS``) and the words
+that name it (``NAMED_BY``).
 """
 from __future__ import annotations
 
+import ast
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -177,3 +181,67 @@ def test_every_mistake_opens_with_a_diagnosis_or_a_specific_hint(path, graded_ca
     blocks = report.failure_blocks(text)
     assert blocks, f"nothing failed:\n{text}"
     assert report.is_specific(blocks[0]), f"the first block names no mistake and gives only a generic hint:\n{text}"
+
+
+def declared(path: Path) -> dict[str, object]:
+    """The constants a mutant file declares right after its docstring (``BREAKS``, ``NAMED_BY``), by name."""
+    body = ast.parse(path.read_text(encoding="utf-8")).body
+    out: dict[str, object] = {}
+    for node in body[1:] if body and isinstance(body[0], ast.Expr) else []:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id in ("BREAKS", "NAMED_BY")):
+            break
+        try:
+            out[node.targets[0].id] = ast.literal_eval(node.value)
+        except ValueError:  # not a plain literal
+            out[node.targets[0].id] = None
+    return out
+
+
+def broken(path: Path) -> tuple[str, ...]:
+    breaks = declared(path)["BREAKS"]
+    return (breaks,) if isinstance(breaks, str) else tuple(breaks)
+
+
+def test_every_mistake_says_which_function_it_breaks_and_what_names_it():
+    """BREAKS: a public function of the part's module (or a tuple of them); NAMED_BY: a list of texts (empty when no
+    diagnosis or hint of this very mistake names it); both plain literals right after the docstring."""
+    problems = []
+    for path in CASES:
+        hw = homeworks.load(path.parent.parent.name)
+        order, _ = report.function_order(hw, hw.part(path.parent.name))
+        public = {f for f in order if not f.startswith("_")}
+        found = declared(path)
+        breaks, named_by = found.get("BREAKS"), found.get("NAMED_BY")
+        names = (breaks,) if isinstance(breaks, str) else breaks
+        if not (isinstance(names, tuple) and names and all(isinstance(f, str) and f in public for f in names)):
+            problems.append(f"{path.parent.name}/{path.stem}: BREAKS = {breaks!r}, not a public function of "
+                            f"{sorted(public)} (or a tuple of them)")
+        if not (isinstance(named_by, list) and all(isinstance(t, str) and t.strip() for t in named_by)):
+            problems.append(f"{path.parent.name}/{path.stem}: NAMED_BY = {named_by!r}, not a list of texts")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", CASES, ids=IDS)
+def test_every_mistake_opens_on_the_function_it_breaks_and_names_only_itself(path, graded_catalogue):
+    """The first group of failures is about a function the mutant breaks; a diagnosis in the first block names this
+    mistake (one of its NAMED_BY texts), never another; a mistake that has NAMED_BY texts is named in the first
+    block."""
+    result, text = graded_catalogue[path]
+    assert not result.error, result.error
+    hw = homeworks.load(path.parent.parent.name)
+    order, _ = report.function_order(hw, hw.part(path.parent.name))
+    rank = {f: i for i, f in enumerate(order)}
+    subjects = [report.subject(c, order) for c in result.checks if not c.passed]
+    assert subjects, f"nothing failed:\n{text}"
+    first = min(subjects, key=lambda f: (rank.get(f, len(order)), not f))
+    assert first in broken(path), \
+        f"the feedback opens on {first or 'checks about no function'}, the mistake is in {broken(path)}:\n{text}"
+    block = report.failure_blocks(text)[0]
+    named_by = declared(path)["NAMED_BY"]
+    diagnoses = [line for line in block.splitlines() if report.DIAGNOSIS in line]
+    assert not diagnoses or any(t in line for line in diagnoses for t in named_by), \
+        f"the first block names a mistake that is not this one (NAMED_BY = {named_by}):\n{block}"
+    assert not named_by or any(t in block for t in named_by), \
+        f"the first block does not name this mistake (NAMED_BY = {named_by}):\n{block}"

@@ -980,19 +980,31 @@ def test_kl_and_entropy(boss):
                           "энтропия референсной политики, а не π": np.log(2)})
     for name, before, after in zip(("logits", "ref_logits"), copies, (logits, ref)):
         check_unchanged(before, after, name=name, function="kl_and_entropy")
-    # the same answer after shifting a state's logits (softmax does not change), with logits 1000 apart: π = [1, 0] in
-    # the first state, KL = log 2 and H = 0 there; the second state lies 2000 below the batch's maximum
-    logits = np.array([[[0.0, -1000.0], [np.log(4.0) - 2000.0, -2000.0], [7.0, -3.0]]])
+    # logits of one state 1000 apart: π = [1, 0] in the first state, KL = log 2 and H = 0 there (every state near the
+    # batch's maximum, so only the log of a probability that underflowed to 0 goes wrong)
+    logits = np.array([[[0.0, -1000.0], [np.log(4.0), 0.0], [7.0, -3.0]]])
+    ref = np.array([[[0.0, 0.0], [1.0, 1.0], [0.0, 5.0]]])
+    with np.errstate(all="ignore"):
+        out = boss.kl_and_entropy(logits, ref, np.array([[1.0, 1.0, 0.0]]))
+    kl, ent = check_pair(out, "kl_and_entropy возвращает (kl_ref, entropy)", names=("kl_ref", "entropy"))
+    hint = ("log π — из log_softmax: (z − max) − log Σ exp(z − max), не np.log(softmax): вероятность exp(−1000) = 0, "
+            "log 0 = −inf, а 0·log 0 = NaN, хотя предел π·log π — 0.")
+    check_float(kl, np.log(2) + 0.8 * np.log(1.6) + 0.2 * np.log(0.4), atol=1e-9,
+                what="kl_ref, когда логиты состояния отличаются на 1000 (π = [1, 0])", hint=hint)
+    check_float(ent, h2 / 2, atol=1e-9, what="entropy, когда логиты отличаются на 1000 (π = [1, 0], H = 0)", hint=hint)
+    # the first example with the logits of its second state (and of the reference's) shifted by −2000 (+1000): softmax
+    # does not change, but that state lies 2000 below the batch's maximum (its logits close to each other)
+    logits = np.array([[[0.0, 0.0], [np.log(4.0) - 2000.0, -2000.0], [7.0, -3.0]]])
     ref = np.array([[[0.0, 0.0], [1000.0, 1000.0], [0.0, 5.0]]])
     with np.errstate(all="ignore"):
         out = boss.kl_and_entropy(logits, ref, np.array([[1.0, 1.0, 0.0]]))
     kl, ent = check_pair(out, "kl_and_entropy возвращает (kl_ref, entropy)", names=("kl_ref", "entropy"))
-    hint = ("log π — из log_softmax: (z − max) − log Σ exp(z − max), max — по последней оси, у каждого состояния свой; "
-            "не np.log(softmax): вероятность exp(−1000) = 0, log 0 = −inf, а 0·log 0 = NaN, хотя предел π·log π — 0.")
-    check_float(kl, np.log(2) + 0.8 * np.log(1.6) + 0.2 * np.log(0.4), atol=1e-9,
-                what="kl_ref, когда логиты отличаются на 1000 (π = [1, 0]) и лежат на 2000 ниже максимума батча",
-                hint=hint)
-    check_float(ent, h2 / 2, atol=1e-9, what="entropy, когда логиты отличаются на 1000 (π = [1, 0], H = 0)", hint=hint)
+    hint = ("max — по последней оси, у каждого состояния свой: z − z.max(axis=-1, keepdims=True). Общий max всего "
+            "массива (z.max()) оставляет состояние, чьи логиты на 2000 ниже, с Σ exp = 0 и log 0 = −inf.")
+    check_float(kl, 0.8 * np.log(1.6) + 0.2 * np.log(0.4), atol=1e-9,
+                what="kl_ref, когда логиты состояния лежат на 2000 ниже максимума батча", hint=hint)
+    check_float(ent, (np.log(2) + h2) / 2, atol=1e-9,
+                what="entropy, когда логиты состояния лежат на 2000 ниже максимума батча", hint=hint)
 
 
 # ---- training -----------------------------------------------------------------------------------

@@ -500,10 +500,10 @@ def test_td0_truncated_bootstraps(mc_td):
     got = mc_td.td0_prediction(copy.deepcopy(truncated), 3, 0.5, 0.9, V0=[1, 2, 2])
     check_close(got, [1.4, 2.0, 2.0],
                 what="td0_prediction, тот же оборванный переход, V0 = [1, 2, 2] — список целых чисел",
-                hint="V0 бывает целым: копируйте его в float — np.array(V0, dtype=float); копия np.array(V0) без dtype "
-                     "целая, и V(s) += α·δ округляется.",
-                mistakes={"V — целый массив: копия V0 без dtype=float (np.array(V0)), и каждое обновление V(s) += α·δ "
-                          "округлено до целого": [1.0, 2.0, 2.0]})
+                hint="V0 бывает целым: копируйте его в float — np.array(V0, dtype=float); np.array(V0) и "
+                     "np.asarray(V0) без dtype дают целый массив, и V(s) += α·δ округляется.",
+                mistakes={"V — целый массив: V0 взят без dtype=float (np.array(V0) или np.asarray(V0)), и каждое "
+                          "обновление V(s) += α·δ округлено до целого": [1.0, 2.0, 2.0]})
     got = mc_td.td0_prediction(copy.deepcopy(terminated), 3, 0.5, 0.9, V0=list(V0))
     mistakes = td_mistakes(terminated, 3, 0.5, 0.9, V0, only=["no_mask", "skip_terminal", "sign", "V0"])
     check_close(got, [0.5, 2.0, 2.0], what="td0_prediction, V0 = [1, 2, 2], α = 0.5, γ = 0.9, переход (0, 0, 1) в "

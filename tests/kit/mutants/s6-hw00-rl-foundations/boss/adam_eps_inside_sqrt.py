@@ -1,4 +1,6 @@
 """Adam's ε inside the square root: param − lr·m̂/√(v̂ + ε) instead of lr·m̂/(√v̂ + ε)."""
+BREAKS = "adam_step"
+NAMED_BY = ["eps под корнем: √(v̂ + eps) вместо √v̂ + eps"]
 import numpy as np
 
 

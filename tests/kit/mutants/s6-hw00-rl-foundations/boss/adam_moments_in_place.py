@@ -1,5 +1,7 @@
 """adam_step updates the moments in place (`m *= β1; m += (1 − β1)·g`): the caller's opt["m_theta"] and the
 arrays passed in change behind its back."""
+BREAKS = "adam_step"
+NAMED_BY = ["изменила аргумент `m` на месте"]
 import numpy as np
 
 

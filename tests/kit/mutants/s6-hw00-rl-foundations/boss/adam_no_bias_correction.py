@@ -1,4 +1,6 @@
 """Adam without the bias correction 1 − β^t: the first steps are far too small (and m/√v ≠ sign(g))."""
+BREAKS = "adam_step"
+NAMED_BY = ["нет поправки смещения (1 − β^t)"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """adam_step returns the bias-corrected m̂ and v̂ as the new moments: the next step corrects them again."""
+BREAKS = "adam_step"
+NAMED_BY = ["вернули поправленный m̂ вместо момента m"]
 import numpy as np
 
 

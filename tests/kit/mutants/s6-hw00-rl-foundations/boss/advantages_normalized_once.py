@@ -1,5 +1,7 @@
 """ppo_update normalizes Â once over the whole batch before the epochs, not in every minibatch over its own
 real tokens."""
+BREAKS = "ppo_update"
+NAMED_BY = ["Â нормировано один раз по всему батчу"]
 import numpy as np
 
 _reference_ppo_update = ppo_update  # noqa: F821 - the reference, defined above in the module

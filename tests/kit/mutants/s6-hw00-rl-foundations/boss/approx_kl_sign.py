@@ -1,4 +1,6 @@
 """approx_kl with the sign flipped: mean(log π_θ − logp_old) instead of mean(logp_old − log π_θ)."""
+BREAKS = "ppo_update"
+NAMED_BY = ["знак перевёрнут: log π_θ − logp_old"]
 _reference_actor_loss = _actor_loss  # noqa: F821 - the reference, defined above in the module
 
 

@@ -1,4 +1,6 @@
 """The gradient of the clipped branch is not zeroed: ρ·Â flows back through every token."""
+BREAKS = "policy_loss"
+NAMED_BY = ["градиент клиппированной ветки не обнулён"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """clipfrac counts every position of the minibatch, padding included, instead of the real tokens only."""
+BREAKS = "ppo_update"
+NAMED_BY = ["доля по всем позициям, вместе с паддингом"]
 import numpy as np
 
 _reference_actor_loss = _actor_loss  # noqa: F821 - the reference, defined above in the module

@@ -1,4 +1,6 @@
 """critic_loss's gradient has the wrong sign: 2·c_v·(R̂ − V)/n, so Adam moves V away from its target."""
+BREAKS = "critic_loss"
+NAMED_BY = ["знак градиента перевёрнут: 2(R̂ − V) вместо 2(V − R̂)"]
 import numpy as np
 
 

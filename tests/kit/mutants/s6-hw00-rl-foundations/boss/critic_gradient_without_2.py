@@ -1,4 +1,6 @@
 """The critic's gradient forgets the factor 2 of ∂(V − R̂)²/∂V."""
+BREAKS = "critic_loss"
+NAMED_BY = ["потерян множитель 2"]
 import numpy as np
 
 

@@ -1,5 +1,7 @@
 """ppo_update regresses the critic onto the advantages batch["adv"] instead of the targets R̂ = Â + V
 (batch["returns"])."""
+BREAKS = "ppo_update"
+NAMED_BY = ["критик учится на преимуществах batch['adv']"]
 
 _reference_ppo_update = ppo_update  # noqa: F821 - the reference, defined above in the module
 

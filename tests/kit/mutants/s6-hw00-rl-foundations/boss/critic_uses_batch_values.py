@@ -1,5 +1,7 @@
 """ppo_update feeds critic_loss the values stored in the batch (V at sampling time) instead of V from the
 current table w[p, t, prev]: every minibatch step of the critic pushes with the same stale error."""
+BREAKS = "ppo_update"
+NAMED_BY = ["или из batch['values']"]
 import numpy as np
 
 

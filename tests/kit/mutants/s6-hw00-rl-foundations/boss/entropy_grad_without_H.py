@@ -1,4 +1,6 @@
 """The entropy's gradient loses its + H term: −∂H/∂z written as π·log π instead of π·(log π + H)."""
+BREAKS = "policy_loss"
+NAMED_BY = ["в градиенте энтропии потеряно + H"]
 import numpy as np
 
 

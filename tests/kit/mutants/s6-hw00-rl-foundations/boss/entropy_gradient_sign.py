@@ -1,4 +1,6 @@
 """The entropy bonus's gradient has the wrong sign: the update lowers the entropy it should reward."""
+BREAKS = "policy_loss"
+NAMED_BY = ["у градиента энтропийного бонуса обратный знак"]
 import numpy as np
 
 _reference_policy_loss = policy_loss  # noqa: F821 - the reference, defined above in the module

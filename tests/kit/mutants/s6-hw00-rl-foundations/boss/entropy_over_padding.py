@@ -1,4 +1,6 @@
 """kl_and_entropy averages the entropy over every position, padding included."""
+BREAKS = "kl_and_entropy"
+NAMED_BY = ["среднее по всем позициям, вместе с паддингом"]
 import numpy as np
 
 

@@ -1,5 +1,7 @@
 """sample_answers leaves the end token out of the mask: the policy never learns when to stop,
 and the score lands on the last letter instead of on EOS."""
+BREAKS = "sample_answers"
+NAMED_BY = ["сам EOS не входит в маску"]
 _reference_sample_answers = sample_answers  # noqa: F821 - the reference, defined above in the module
 
 

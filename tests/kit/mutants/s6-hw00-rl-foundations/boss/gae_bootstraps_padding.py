@@ -1,4 +1,6 @@
 """The last real token bootstraps from the critic's value at the padding position instead of V = 0."""
+BREAKS = "token_gae"
+NAMED_BY = ["последний токен бутстрапит V паддинга"]
 import numpy as np
 
 

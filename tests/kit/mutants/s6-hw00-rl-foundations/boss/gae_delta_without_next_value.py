@@ -1,4 +1,6 @@
 """δ_t forgets the bootstrap: δ_t = r_t − V(s_t) instead of r_t + γ·V(s_{t+1}) − V(s_t)."""
+BREAKS = "token_gae"
+NAMED_BY = ["в δ_t нет γ·V(s_{t+1})"]
 import numpy as np
 
 

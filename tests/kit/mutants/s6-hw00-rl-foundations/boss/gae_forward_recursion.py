@@ -1,4 +1,6 @@
 """The token GAE recursion runs from the first token of the answer to the last (Â_t = δ_t + γλ·Â_{t−1})."""
+BREAKS = "token_gae"
+NAMED_BY = ["рекурсия идёт с начала ответа, а не с конца"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """γ and λ swapped in δ: δ_t = r_t + λ·V(s_{t+1}) − V(s_t) (the product γλ of the recursion is the same)."""
+BREAKS = "token_gae"
+NAMED_BY = ["γ и λ перепутаны местами"]
 import numpy as np
 
 

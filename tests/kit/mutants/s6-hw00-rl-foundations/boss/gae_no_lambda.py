@@ -1,4 +1,6 @@
 """λ is dropped from the token GAE recursion: Â_t = δ_t + γ·Â_{t+1}, the Monte-Carlo advantage of λ = 1."""
+BREAKS = "token_gae"
+NAMED_BY = ["λ не входит в рекурсию"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """Token GAE ignores the mask: the recursion runs over the padding, whose rewards and values leak into the answer."""
+BREAKS = "token_gae"
+NAMED_BY = ["GAE не остановлен на конце ответа"]
 import numpy as np
 
 

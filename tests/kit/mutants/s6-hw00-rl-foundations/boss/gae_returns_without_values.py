@@ -1,4 +1,6 @@
 """token_gae returns the advantages as the critic's targets: R̂_t = Â_t instead of Â_t + V(s_t)."""
+BREAKS = "token_gae"
+NAMED_BY = ["returns = advantages, без + V(s_t)"]
 import numpy as np
 
 

@@ -1,5 +1,7 @@
 """policy_loss returns the gradient of the objective (to maximize) with the loss to minimize: the sign of
 dlogits is flipped."""
+BREAKS = "policy_loss"
+NAMED_BY = ["знак градиента перевёрнут: это градиент цели"]
 import numpy as np
 
 

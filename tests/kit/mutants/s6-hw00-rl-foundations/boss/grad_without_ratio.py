@@ -1,4 +1,6 @@
 """The hand-written gradient drops ρ: ∂min/∂log π is taken as Â instead of ρ·Â on the unclipped branch."""
+BREAKS = "policy_loss"
+NAMED_BY = ["в градиенте цели Â вместо ρ·Â"]
 import numpy as np
 
 

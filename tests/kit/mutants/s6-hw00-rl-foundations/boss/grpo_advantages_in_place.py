@@ -2,6 +2,7 @@
 float64 array np.asarray and reshape make no copy, so the caller's scores are overwritten with the advantages. Breaks
 grpo_advantages; rejected by «Бонус: групповое преимущество GRPO …», which now checks that the scores are left
 unchanged."""
+BREAKS = "grpo_advantages"
 NAMED_BY = ["изменила аргумент `scores` на месте"]  # the hint that names this mistake in the first block
 import numpy as np
 

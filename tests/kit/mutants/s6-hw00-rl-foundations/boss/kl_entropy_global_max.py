@@ -1,7 +1,8 @@
 """kl_and_entropy computes its own log-probabilities with the maximum of the whole [B, L, V] array (z − z.max(), no
 axis): a state whose logits lie far below the global maximum underflows, Σ exp = 0, and KL and the entropy come out
-NaN. Breaks kl_and_entropy; rejected by «Мониторинг: точный KL к референсу …», which now also takes states whose logits
-lie 1000 apart."""
+NaN. Breaks kl_and_entropy; rejected by «Мониторинг: точный KL к референсу …», which now also takes a state whose
+logits lie 2000 below the batch's maximum."""
+BREAKS = "kl_and_entropy"
 NAMED_BY = ["у каждого состояния свой"]  # the hint that names this mistake in the first block
 import numpy as np
 

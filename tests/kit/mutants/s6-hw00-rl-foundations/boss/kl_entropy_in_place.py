@@ -1,6 +1,7 @@
 """kl_and_entropy turns the logits into log-probabilities in place (logits −= logsumexp): np.asarray makes no copy of a
 float64 array, so the caller's logits and ref_logits are overwritten. Breaks kl_and_entropy; rejected by
 «Мониторинг: точный KL к референсу …», which now checks that its float64 inputs are left unchanged."""
+BREAKS = "kl_and_entropy"
 NAMED_BY = ["изменила аргумент `logits` на месте"]  # the hint that names this mistake in the first block
 import numpy as np
 

@@ -1,5 +1,7 @@
 """The per-token KL penalty is −β·|log π − log π_ref|: a token the policy likes less than π_ref is
 penalized too, although log π − log π_ref < 0 there."""
+BREAKS = "token_rewards"
+NAMED_BY = ["KL-штраф посчитан по |log π − log π_ref|"]
 import numpy as np
 
 

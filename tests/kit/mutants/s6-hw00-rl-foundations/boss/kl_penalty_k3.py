@@ -1,5 +1,7 @@
 """The per-token KL penalty uses the k3 estimate exp(Δ) − Δ − 1 with Δ = log π_ref − log π (the GRPO loss
 term) instead of the InstructGPT difference log π − log π_ref."""
+BREAKS = "token_rewards"
+NAMED_BY = ["KL-штраф посчитан оценкой k3"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """kl_and_entropy measures KL(π_ref ‖ π) instead of KL(π ‖ π_ref)."""
+BREAKS = "kl_and_entropy"
+NAMED_BY = ["KL(π_ref ‖ π) вместо KL(π ‖ π_ref)"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """The KL penalty has the wrong sign: +β·(log π − log π_ref) rewards drifting away from the SFT model."""
+BREAKS = "token_rewards"
+NAMED_BY = ["знак KL-штрафа перевёрнут"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """policy_loss divides by every position of the batch (B·L) instead of the number of real tokens."""
+BREAKS = "policy_loss"
+NAMED_BY = ["сумма поделена на все позиции (B·L)"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """masked_normalize takes the sample std (ddof = 1) of the real tokens instead of ddof = 0."""
+BREAKS = "masked_normalize"
+NAMED_BY = ["std с ddof = 1"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """Advantages are normalized over every position of the minibatch, padded tokens (zeros) included."""
+BREAKS = "masked_normalize"
+NAMED_BY = ["нормировали по всем позициям, вместе с паддингом"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """masked_normalize takes mean and std over the real tokens but does not zero the padding afterwards."""
+BREAKS = "masked_normalize"
+NAMED_BY = ["на паддинге не 0: результат не умножен на mask"]
 import numpy as np
 
 

@@ -1,5 +1,7 @@
 """masked_normalize normalizes each answer on its own (mean and std along axis 1) instead of over all the
 real tokens of the minibatch."""
+BREAKS = "masked_normalize"
+NAMED_BY = ["mean и std — по каждому ответу отдельно"]
 import numpy as np
 
 

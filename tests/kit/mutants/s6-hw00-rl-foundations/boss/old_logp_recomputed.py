@@ -1,5 +1,7 @@
 """ppo_update recomputes the "old" log-probabilities from the current tables in every minibatch:
 ρ is always 1, the clip never acts and PPO degenerates into repeated vanilla policy-gradient steps."""
+BREAKS = "ppo_update"
+NAMED_BY = ["logp_old пересчитан из текущей theta"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """ppo_update calls policy_loss without c_e: the entropy bonus always has weight 0.01."""
+BREAKS = "ppo_update"
+NAMED_BY = ["c_e не передан в policy_loss"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """ppo_update always splits the batch into 4 minibatches, whatever n_minibatches says."""
+BREAKS = "ppo_update"
+NAMED_BY = ["n_minibatches не используется"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """ppo_update feeds policy_loss the raw advantages: masked_normalize is never called."""
+BREAKS = "ppo_update"
+NAMED_BY = ["Â не нормировано: masked_normalize в мини-батче не вызван"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """ppo_update never shuffles: the minibatches are the answers in batch order, every epoch."""
+BREAKS = "ppo_update"
+NAMED_BY = ["мини-батчи без перемешивания"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """ppo_update shuffles once, before the epochs: every epoch walks the same minibatches in the same order."""
+BREAKS = "ppo_update"
+NAMED_BY = ["одна перестановка на все эпохи"]
 import numpy as np
 
 

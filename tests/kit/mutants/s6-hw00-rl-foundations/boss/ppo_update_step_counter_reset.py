@@ -1,5 +1,7 @@
 """ppo_update counts Adam's steps from zero in every call instead of continuing opt['t']: the bias
 correction restarts every update, while the moments carry on."""
+BREAKS = "ppo_update"
+NAMED_BY = ["счётчик шагов Adam начат заново с 0"]
 import numpy as np
 
 

@@ -1,5 +1,7 @@
 """ppo_update advances opt['t'] after the Adam steps: each step gets a counter one too small (the very
 first step of training would get t = 0 and divide by 1 − β^0 = 0)."""
+BREAKS = "ppo_update"
+NAMED_BY = ["opt['t'] увеличен после шага Adam"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """The ratio is inverted: ρ = π_old/π_θ = exp(logp_old − log π_θ)."""
+BREAKS = "policy_loss"
+NAMED_BY = ["ρ перевёрнуто: π_old/π_θ вместо π_θ/π_old"]
 import numpy as np
 
 

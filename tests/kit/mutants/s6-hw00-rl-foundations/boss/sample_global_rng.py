@@ -1,5 +1,7 @@
 """sample_answers draws from NumPy's global generator (np.random.random) instead of the rng it is given:
 the same rng no longer gives the same batch, and train is not reproducible from its seed."""
+BREAKS = "sample_answers"
+NAMED_BY = ["вся случайность — только из аргумента rng"]
 import numpy as np
 
 import toy_lm

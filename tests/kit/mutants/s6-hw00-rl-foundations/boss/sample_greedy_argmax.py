@@ -1,5 +1,7 @@
 """sample_answers takes the most probable token (argmax) instead of sampling it: every answer to a
 prompt is the same, and there is nothing to explore."""
+BREAKS = "sample_answers"
+NAMED_BY = ["выбирать argmax — не сэмплировать"]
 import numpy as np
 
 import toy_lm

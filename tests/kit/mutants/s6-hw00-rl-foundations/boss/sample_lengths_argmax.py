@@ -1,5 +1,7 @@
 """sample_answers computes the lengths as argmax(tokens == EOS) + 1: right when the answer has an EOS, but a
 truncated answer (no EOS) gets length 1."""
+BREAKS = "sample_answers"
+NAMED_BY = ["у оборванного ответа (без EOS) длина 1"]
 import numpy as np
 
 import toy_lm

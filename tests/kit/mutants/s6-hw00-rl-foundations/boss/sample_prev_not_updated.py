@@ -1,5 +1,7 @@
 """sample_answers never moves the previous token on: every position is drawn from theta[p, t, BOS], as
 if nothing had been written before it, and batch['prev'] says BOS everywhere."""
+BREAKS = "sample_answers"
+NAMED_BY = ["предыдущий токен не обновляется"]
 import numpy as np
 
 import toy_lm

@@ -1,4 +1,6 @@
 """The score always goes to position L − 1, even when the answer ended earlier (into the padding)."""
+BREAKS = "token_rewards"
+NAMED_BY = ["оценка всегда на последней позиции L − 1"]
 import numpy as np
 
 

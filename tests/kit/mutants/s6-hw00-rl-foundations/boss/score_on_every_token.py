@@ -1,4 +1,6 @@
 """The reward model's score is added to every token of the answer, not only to the last real one."""
+BREAKS = "token_rewards"
+NAMED_BY = ["оценка RM прибавлена к каждому токену ответа"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """The reward model's score is added to the first token of the answer instead of the last real one."""
+BREAKS = "token_rewards"
+NAMED_BY = ["оценка на первом токене ответа"]
 import numpy as np
 
 

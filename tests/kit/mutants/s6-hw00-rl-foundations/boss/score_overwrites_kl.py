@@ -1,5 +1,7 @@
 """The score is written over the last token's reward with `=` instead of added to its KL penalty: the
 last token's penalty is lost."""
+BREAKS = "token_rewards"
+NAMED_BY = ["оценка RM записана поверх KL-штрафа последнего токена"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """ppo_update measures clipfrac and approx_kl after the Adam step, with the new table, instead of before it."""
+BREAKS = "ppo_update"
+NAMED_BY = ["посчитано после шага Adam, а не до него"]
 import numpy as np
 
 

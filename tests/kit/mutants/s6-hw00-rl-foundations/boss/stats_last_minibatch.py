@@ -1,4 +1,6 @@
 """ppo_update reports the statistics of the last minibatch only instead of their mean over all minibatches."""
+BREAKS = "ppo_update"
+NAMED_BY = ["взято только у последнего мини-батча"]
 import numpy as np
 
 

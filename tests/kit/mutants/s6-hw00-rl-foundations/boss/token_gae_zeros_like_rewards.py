@@ -2,6 +2,8 @@
 rewards (a score of 1 at the end of an answer, 0 elsewhere) make an integer array, and every Â_t is truncated. Breaks
 token_gae; rejected by «Замечание VAPO: оценка в конце ответа из 101 токена …», which now also passes the rewards as
 np.int64."""
+BREAKS = "token_gae"
+NAMED_BY = ["advantages — целый массив"]
 import numpy as np
 
 

@@ -1,5 +1,7 @@
 """train calls ppo_update(theta, w, batch, rng, opt) without its lr, epochs, minibatches, ε, c_v, c_e:
 train(eps=0.1, ...) silently trains with ppo_update's defaults."""
+BREAKS = "train"
+NAMED_BY = ["ppo_update вызван без lr, n_epochs, n_minibatches, eps, c_v, c_e"]
 import numpy as np
 
 import toy_lm

@@ -1,5 +1,7 @@
 """GRPO groups built with np.tile instead of np.repeat: each group of group_size answers spans
 group_size different prompts, so the baseline is the mean over other prompts' answers."""
+BREAKS = "train"
+NAMED_BY = ["группы собраны np.tile"]
 import numpy as np
 
 import toy_lm

@@ -1,5 +1,7 @@
 """train calls token_gae without its gamma and lam (`token_gae(rewards, batch["values"], mask)`): the defaults
 γ = 1, λ = 0.95 happen to be train's defaults too, so train(lam=0.5) silently trains with λ = 0.95."""
+BREAKS = "train"
+NAMED_BY = ["γ и λ не переданы в token_gae"]
 import numpy as np
 
 import toy_lm

@@ -1,5 +1,7 @@
 """train measures kl_ref and entropy after ppo_update, with the new policy, instead of in the batch's
 states before the update."""
+BREAKS = "train"
+NAMED_BY = ["kl_ref и entropy посчитаны после ppo_update"]
 import numpy as np
 
 import toy_lm

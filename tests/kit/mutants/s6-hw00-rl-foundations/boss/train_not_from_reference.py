@@ -1,4 +1,6 @@
 """train starts the policy from a zero table (a uniform policy) instead of a copy of the SFT model."""
+BREAKS = "train"
+NAMED_BY = ["политика стартует не с копии SFT-модели"]
 import numpy as np
 
 import toy_lm

@@ -1,5 +1,7 @@
 """train creates Adam's state afresh in every update (init_optimizer inside the loop): the step counter
 restarts at 0 and the moments at zero each time."""
+BREAKS = "train"
+NAMED_BY = ["состояние Adam создаётся заново в каждом обновлении"]
 import numpy as np
 
 import toy_lm

@@ -1,4 +1,5 @@
 """Ties in argmax always go to the first action (np.argmax): at the start, with Q = 0, the agent only goes up."""
+BREAKS = "epsilon_greedy"
 NAMED_BY = ["np.argmax всегда берёт первое из равных"]  # the hint that names this mistake in the first block
 import numpy as np
 

@@ -1,6 +1,8 @@
 """Q-learning never passes its seed to the environment (env.reset() in every episode): on an environment with random
 dynamics the run is not determined by seed. Breaks q_learning; rejected by «q_learning детерминирован …», which now
 compares the episodes of a random walk with the environment's own episodes for that seed."""
+BREAKS = "q_learning"
+NAMED_BY = ["seed не передан среде"]
 import numpy as np
 
 

@@ -2,6 +2,8 @@
 random dynamics every episode replays the same random draws of the environment. Breaks q_learning; rejected by
 «q_learning детерминирован …», which now compares the episodes of a random walk with the environment's own episodes
 for that seed."""
+BREAKS = "q_learning"
+NAMED_BY = ["env.reset(seed=seed) в каждом эпизоде"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """ε-greedy with ε and 1 − ε swapped: the random action is taken with probability 1 − ε (rng.random() > ε)."""
+BREAKS = "epsilon_greedy"
+NAMED_BY = ["ε и 1 − ε перепутаны"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """q_learning and sarsa do not pass their epsilon on: ε-greedy always explores with the default ε = 0.1."""
+BREAKS = ("q_learning", "sarsa")
+NAMED_BY = ["не доходит до epsilon_greedy"]
 
 _reference_q_learning, _reference_sarsa = q_learning, sarsa
 

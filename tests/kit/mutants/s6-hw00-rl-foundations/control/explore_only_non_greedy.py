@@ -1,4 +1,6 @@
 """Exploration picks only among the non-greedy actions, so P(greedy) = 1 − ε instead of 1 − ε + ε/A."""
+BREAKS = "epsilon_greedy"
+NAMED_BY = ["случайное действие выбирается только среди НЕжадных"]
 import numpy as np
 
 

@@ -1,4 +1,5 @@
 """ε-greedy draws from NumPy's global generator instead of the rng it is given: runs are not reproducible."""
+BREAKS = "epsilon_greedy"
 NAMED_BY = ["берите случайность только из аргумента rng"]  # the hint that names this mistake in the first block
 import numpy as np
 

@@ -1,5 +1,7 @@
 """Q-learning bootstraps with the behaviour action: the target is Q(s', a') of the next ε-greedy action
 (which is SARSA), not max_b Q(s', b)."""
+BREAKS = "q_learning"
+NAMED_BY = ["цель строится по действию, которое агент сделал дальше (это SARSA)"]
 import numpy as np
 
 

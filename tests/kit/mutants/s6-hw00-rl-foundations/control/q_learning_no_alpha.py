@@ -1,4 +1,6 @@
 """Q-learning without the step size: Q(s, a) = target instead of Q(s, a) += α·(target − Q(s, a))."""
+BREAKS = "q_learning"
+NAMED_BY = ["шаг α не учтён"]
 import numpy as np
 
 

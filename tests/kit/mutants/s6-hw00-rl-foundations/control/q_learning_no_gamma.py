@@ -1,4 +1,6 @@
 """Q-learning's target forgets the discount: r + max_b Q(s', b) instead of r + γ·max_b Q(s', b)."""
+BREAKS = "q_learning"
+NAMED_BY = ["γ не используется в цели"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """Q-learning's target takes the max over the whole table (Q.max()) instead of over the next state's actions."""
+BREAKS = "q_learning"
+NAMED_BY = ["max взят по всей таблице Q"]
 import numpy as np
 
 

@@ -1,5 +1,7 @@
 """Q-learning leaves the loop on `terminated` before the update: the last step into the goal never updates
 Q(s, a), though its target is just r."""
+BREAKS = "q_learning"
+NAMED_BY = ["на последнем шаге (terminated) Q(s, a) не обновляется"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """The episode's return is not reset at the start of an episode: episode_returns accumulate over episodes."""
+BREAKS = "q_learning"
+NAMED_BY = ["отдача не обнуляется в начале эпизода"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """episode_returns hold the discounted return Σ γ^t r_t instead of the plain sum of the episode's rewards."""
+BREAKS = "q_learning"
+NAMED_BY = ["в episode_returns отдача с дисконтом"]
 import numpy as np
 
 

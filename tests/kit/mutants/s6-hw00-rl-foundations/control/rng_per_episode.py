@@ -1,5 +1,7 @@
 """The generator is created anew at the start of every episode (rng = default_rng(seed) inside the episode loop):
 every episode repeats the same random draws."""
+BREAKS = "q_learning"
+NAMED_BY = ["default_rng(seed) внутри цикла по эпизодам"]
 import numpy as np
 
 

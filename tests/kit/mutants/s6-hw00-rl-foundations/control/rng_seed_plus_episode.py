@@ -2,6 +2,8 @@
 the run for seed + 1 repeats the run for seed shifted by one episode, and the docstring's one generator for the
 whole run is gone. Breaks q_learning; rejected by «q_learning детерминирован …», which now compares the actions of
 seed 30 and seed 31 at ε = 1."""
+BREAKS = "q_learning"
+NAMED_BY = ["default_rng(seed + номер эпизода)"]
 import numpy as np
 
 

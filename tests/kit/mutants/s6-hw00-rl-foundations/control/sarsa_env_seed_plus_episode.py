@@ -2,6 +2,8 @@
 come from a generator of its own, and the run no longer follows the protocol of the docstring (reset(seed=seed)
 first, then reset()). Breaks sarsa; rejected by «sarsa детерминирован …», which now compares the episodes of a random
 walk with the environment's own episodes for that seed."""
+BREAKS = "sarsa"
+NAMED_BY = ["env.reset(seed=seed + эпизод)"]
 import numpy as np
 
 

@@ -1,5 +1,7 @@
 """SARSA bootstraps with the greedy action max_b Q(s', b) (which is Q-learning) instead of Q(s', a')
 for the action a' the agent takes next."""
+BREAKS = "sarsa"
+NAMED_BY = ["цель строится по жадному действию max_b Q(s', b) (это Q-learning)"]
 import numpy as np
 
 

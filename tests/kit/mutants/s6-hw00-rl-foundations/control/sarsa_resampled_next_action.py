@@ -1,5 +1,7 @@
 """SARSA bootstraps with one ε-greedy draw a' but then acts with a fresh draw: the target's a' is not the action
 taken."""
+BREAKS = "sarsa"
+NAMED_BY = ["a' в цели — отдельный ε-жадный выбор"]
 import numpy as np
 
 

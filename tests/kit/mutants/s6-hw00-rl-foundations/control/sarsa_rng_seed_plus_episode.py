@@ -1,6 +1,8 @@
 """SARSA creates a new generator in every episode, rng = default_rng(seed + episode): the run for seed + 1 repeats the
 run for seed shifted by one episode. Breaks sarsa; rejected by «sarsa детерминирован …», which now compares the
 actions of seed 30 and seed 31 at ε = 1."""
+BREAKS = "sarsa"
+NAMED_BY = ["default_rng(seed + номер эпизода)"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """SARSA bootstraps Q(s', a') even after `terminated`: the terminal observation gets a future."""
+BREAKS = "sarsa"
+NAMED_BY = ["после terminated всё равно бутстрапят"]
 import numpy as np
 
 

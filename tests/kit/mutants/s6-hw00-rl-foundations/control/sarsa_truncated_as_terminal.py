@@ -1,4 +1,6 @@
 """SARSA treats a truncated (time-limited) step like a terminal one: the target is r, the bootstrap is lost."""
+BREAKS = "sarsa"
+NAMED_BY = ["truncated принят за конец задачи"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """Q-learning bootstraps from the observation after `terminated` as if the episode went on."""
+BREAKS = "q_learning"
+NAMED_BY = ["после terminated всё равно бутстрапят"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """SARSA ends an episode only on `terminated`: a time-limited (truncated) episode runs on past its limit."""
+BREAKS = "sarsa"
+NAMED_BY = ["эпизод кончается только на terminated"]
 import numpy as np
 
 

@@ -1,5 +1,7 @@
 """In-place sweeps compared against an alias of the same array (V_old = V, not a copy): the change
 always looks like zero, so evaluation stops after a single sweep."""
+BREAKS = "policy_evaluation"
+NAMED_BY = ["V_old = V — тот же массив, а не копия"]
 import numpy as np
 
 

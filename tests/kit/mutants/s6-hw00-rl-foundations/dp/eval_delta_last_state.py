@@ -1,5 +1,7 @@
 """The in-place sweep of Sutton & Barto's pseudocode with Δ ← |v − V(s)| instead of Δ ← max(Δ, |v − V(s)|):
 the stopping test sees only the last state's change, and when that state is terminal it stops after one sweep."""
+BREAKS = "policy_evaluation"
+NAMED_BY = ["Δ взято по последнему состоянию, а не max по всем"]
 import numpy as np
 
 

@@ -1,5 +1,6 @@
 """The sweep writes into a copy and never assigns it back (V = V_new is missing): the change never
 shrinks and the loop never ends."""
+BREAKS = "policy_evaluation"
 NAMED_BY = ["в каждом проходе V должна меняться"]  # the hint that names this mistake in the first block
 import numpy as np
 

@@ -1,4 +1,6 @@
 """Policy evaluation averages the rewards uniformly over actions (R.mean) instead of weighting them by π."""
+BREAKS = "policy_evaluation"
+NAMED_BY = ["награды не взвешены по π"]
 import numpy as np
 
 

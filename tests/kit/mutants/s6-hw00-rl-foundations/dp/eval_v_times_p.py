@@ -1,4 +1,6 @@
 """The sweep multiplies from the wrong side: V @ P_π (that is, P_πᵀ·V) instead of P_π @ V."""
+BREAKS = "policy_evaluation"
+NAMED_BY = ["P_π транспонирована"]
 import numpy as np
 
 

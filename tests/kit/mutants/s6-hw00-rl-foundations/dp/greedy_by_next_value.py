@@ -1,4 +1,6 @@
 """The greedy policy heads for the best next state: argmax_a Σ P[s, a, s']·V(s'), the reward R[s, a] left out."""
+BREAKS = "value_iteration"
+NAMED_BY = ["политика выбрана по ценности следующего состояния P·V, без награды R"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """The greedy policy is taken by the immediate reward R alone (the future γ·P·V is forgotten)."""
+BREAKS = "value_iteration"
+NAMED_BY = ["политика выбрана по одной награде R, без γ·P·V"]
 import numpy as np
 
 

@@ -1,6 +1,8 @@
 """Policy iteration improves with a bare np.argmax (no tolerance for ties). On the 5×5 grid world tied actions
 differ only by rounding error, and whether the choice keeps flipping forever depends on the BLAS kernel; the
 tie-rule check catches it on every machine (an action better by only 1e-10 is taken)."""
+BREAKS = "policy_iteration"
+NAMED_BY = ["голый np.argmax (или допуск меньше 10⁻¹⁰)"]
 import numpy as np
 
 

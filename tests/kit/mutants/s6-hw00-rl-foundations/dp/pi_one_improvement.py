@@ -1,4 +1,6 @@
 """Policy iteration stops after the first improvement step instead of iterating until the policy is stable."""
+BREAKS = "policy_iteration"
+NAMED_BY = ["policy iteration остановилась после первого улучшения"]
 import numpy as np
 
 

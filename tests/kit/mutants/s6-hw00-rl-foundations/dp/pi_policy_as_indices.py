@@ -1,4 +1,5 @@
 """policy_iteration returns the policy as a vector of action numbers [S] (argmax indices), not one-hot rows [S, A]."""
+BREAKS = "policy_iteration"
 NAMED_BY = ["вернули номера действий"]  # the hint that names this mistake in the first block
 import numpy as np
 

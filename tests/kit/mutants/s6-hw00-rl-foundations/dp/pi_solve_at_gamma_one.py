@@ -1,5 +1,6 @@
 """Policy iteration always evaluates with the linear system, also at γ = 1, where I − P_π is singular
 (the absorbing states' rows are zero): solve_bellman raises ValueError on the 4×3 world."""
+BREAKS = "policy_iteration"
 NAMED_BY = ["при γ = 1 система (I − P_π)V = r_π вырождена"]  # the hint that names this mistake in the first block
 import numpy as np
 

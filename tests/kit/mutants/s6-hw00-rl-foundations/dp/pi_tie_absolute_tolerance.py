@@ -1,6 +1,8 @@
 """Policy iteration's improvement step uses an absolute tie tolerance 1e-8, without the rule's max(1, |max Q|): where
 the Q values are in the thousands, an action within 0.999·10⁻⁵ of the best is a tie by the rule (the lowest index
 wins), but not here. Breaks policy_iteration; rejected by «Правило равенства …»."""
+BREAKS = "policy_iteration"
+NAMED_BY = ["допуск 1e-8 без множителя max(1, |max Q|)"]
 import numpy as np
 
 

@@ -2,6 +2,8 @@
 (a list of ints, an np.int64 array, as a grid world's −1 per step) make Q an integer array, and every
 Q(s, a) = R + γ·P·V is truncated. Breaks q_from_v; rejected by «Случайные MDP: q_from_v совпадает с суммой …»,
 which now also passes R as np.int64."""
+BREAKS = "q_from_v"
+NAMED_BY = ["Q — целый массив"]
 import numpy as np
 
 

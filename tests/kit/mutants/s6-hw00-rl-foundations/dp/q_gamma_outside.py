@@ -1,4 +1,6 @@
 """q_from_v discounts the immediate reward too: Q = γ·(R + P·V) instead of R + γ·P·V."""
+BREAKS = "q_from_v"
+NAMED_BY = ["γ умножает и награду: γ·(R + P·V)"]
 import numpy as np
 
 

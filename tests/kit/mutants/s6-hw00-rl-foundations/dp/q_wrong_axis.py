@@ -1,4 +1,6 @@
 """q_from_v sums P over the current state s instead of the next state s'."""
+BREAKS = "q_from_v"
+NAMED_BY = ["сумма по оси s, а не s'"]
 import numpy as np
 
 

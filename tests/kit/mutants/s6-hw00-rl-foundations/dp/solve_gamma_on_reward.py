@@ -1,5 +1,7 @@
 """γ is applied to the rewards too: the system is solved as (I − γP_π)V = γ·r_π, so every value comes out
 γ times too small."""
+BREAKS = "solve_bellman"
+NAMED_BY = ["γ умножает и награду: (I − γP_π)V = γ·r_π"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """The linear system is built with P_π transposed: (I − γP_πᵀ)V = r_π."""
+BREAKS = "solve_bellman"
+NAMED_BY = ["P_π транспонирована"]
 import numpy as np
 
 

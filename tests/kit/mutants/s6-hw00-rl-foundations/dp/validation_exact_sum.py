@@ -2,6 +2,7 @@
 (float32 probabilities such as [0.6, 0.3, 0.1], whose sum in float64 is 1 + 3.7·10⁻⁸) are wrongly rejected with
 ValueError. Breaks all five functions of dp (they all validate); rejected by «Плохой вход: строки P или policy — не
 распределения …», which now also passes such rows and expects no ValueError."""
+BREAKS = ("solve_bellman", "policy_evaluation", "q_from_v", "value_iteration", "policy_iteration")
 NAMED_BY = ["сравнивайте суммы строк с 1 с допуском"]  # the hint that names this mistake in the first block
 import numpy as np
 

@@ -2,6 +2,7 @@
 of float32 probabilities ([0.6, 0.3, 0.1] in float32 sums to 1 + 3.7·10⁻⁸ in float64) are wrongly rejected. Breaks all
 five functions of dp; rejected by «Плохой вход: строки P или policy — не распределения …», which now also passes such
 rows and expects no ValueError."""
+BREAKS = ("solve_bellman", "policy_evaluation", "q_from_v", "value_iteration", "policy_iteration")
 NAMED_BY = ["сравнивайте суммы строк с 1 с допуском"]  # the hint that names this mistake in the first block
 import numpy as np
 

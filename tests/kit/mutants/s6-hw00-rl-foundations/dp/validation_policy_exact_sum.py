@@ -2,6 +2,7 @@
 policy whose rows sum to 1 only up to rounding (float32 [0.6, 0.4], 1 + 3·10⁻⁸ in float64) is wrongly rejected. Breaks
 solve_bellman and policy_evaluation; rejected by «Плохой вход: строки P или policy — не распределения …», which now
 also passes such rows and expects no ValueError."""
+BREAKS = ("solve_bellman", "policy_evaluation")
 NAMED_BY = ["сравнивайте суммы строк с 1 с допуском"]  # the hint that names this mistake in the first block
 import numpy as np
 

@@ -1,5 +1,7 @@
 """In-place value iteration compared against an alias (V_old = V, not a copy): the change always looks like
 zero, so it stops after one sweep with V = max_a R."""
+BREAKS = "value_iteration"
+NAMED_BY = ["V_old = V — тот же массив, а не копия"]
 import numpy as np
 
 

@@ -1,6 +1,8 @@
 """Value iteration's stop rule has no abs: delta = max(V_new − V). Where every reward is negative, V only falls,
 delta ≤ 0 < tol after the first sweep, and the loop stops with V = max_a R. Breaks value_iteration; rejected by
 «Сетка 4×4 (пример 4.1), каждый ход −1, γ = 1: value_iteration даёт V* …»."""
+BREAKS = "value_iteration"
+NAMED_BY = ["max(V_new − V)"]
 import numpy as np
 
 

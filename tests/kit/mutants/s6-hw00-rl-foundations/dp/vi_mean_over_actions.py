@@ -1,4 +1,6 @@
 """Value iteration backs up the mean over actions instead of the max: it evaluates the equiprobable policy."""
+BREAKS = "value_iteration"
+NAMED_BY = ["в value iteration взято среднее по действиям, а не max_a"]
 import numpy as np
 
 

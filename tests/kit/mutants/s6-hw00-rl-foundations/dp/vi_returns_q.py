@@ -1,4 +1,5 @@
 """value_iteration returns the table Q [S, A] in place of V = max_a Q [S]."""
+BREAKS = "value_iteration"
 NAMED_BY = ["вернули Q(s, a) формы [S, A]"]  # the hint that names this mistake in the first block
 import numpy as np
 

@@ -1,6 +1,8 @@
 """Value iteration stops when the summed change Σ_s (V_new(s) − V(s)) is below tol, without abs: where the rewards
 are negative the sum is negative after the first sweep and the loop stops at once. Breaks value_iteration; rejected
 by «Сетка 4×4 (пример 4.1), каждый ход −1, γ = 1: value_iteration даёт V* …»."""
+BREAKS = "value_iteration"
+NAMED_BY = ["Σ(V_new − V) без модуля"]
 import numpy as np
 
 

@@ -1,6 +1,8 @@
 """Value iteration's greedy policy treats as equal the actions that np.isclose calls close to the best (rtol = 1e-5,
 atol = 1e-8): far wider than the tie rule's 1e-8·max(1, |max Q|), so an action better by 1.001·10⁻⁸ (not a tie) loses
 to a lower index. Breaks value_iteration; rejected by «Правило равенства …»."""
+BREAKS = "value_iteration"
+NAMED_BY = ["равенство через np.isclose(Q, max Q)"]
 import numpy as np
 
 

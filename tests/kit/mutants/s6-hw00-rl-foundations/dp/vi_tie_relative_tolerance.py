@@ -1,6 +1,8 @@
 """Value iteration's tie tolerance is relative only, 1e-8·|max Q| without the rule's max(1, ·): for |max Q| < 1 it is
 narrower than the rule's 1e-8, so at max Q = 0.5 an action within 0.999·10⁻⁸ of the best (a tie by the rule) wins over
 a lower index. Breaks value_iteration; rejected by «Правило равенства …»."""
+BREAKS = "value_iteration"
+NAMED_BY = ["допуск только относительный, 1e-8·|max Q| без max(1, ·)"]
 import numpy as np
 
 

@@ -1,6 +1,8 @@
 """Value iteration's tie tolerance is 1e-8·max(1, max Q), without abs: for a negative max Q (a state whose every
 action costs, max Q = −1000) the tolerance shrinks to 1e-8, and an action within 0.999·10⁻⁵ of the best, a tie by the
 rule, wins over a lower index. Breaks value_iteration; rejected by «Правило равенства …»."""
+BREAKS = "value_iteration"
+NAMED_BY = ["допуск 1e-8·max(1, max Q) без модуля"]
 import numpy as np
 
 

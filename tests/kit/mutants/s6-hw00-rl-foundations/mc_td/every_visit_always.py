@@ -1,4 +1,6 @@
 """Every-visit Monte Carlo where first-visit is asked: the first_visit flag is ignored."""
+BREAKS = "mc_prediction"
+NAMED_BY = ["every-visit вместо first-visit"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """First-visit Monte Carlo remembers visited states across episodes: only the first visit ever counts."""
+BREAKS = "mc_prediction"
+NAMED_BY = ["посещения запоминаются через все эпизоды"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """Constant-α Monte Carlo that also divides by the visit count: V += α·(G − V)/N."""
+BREAKS = "mc_prediction"
+NAMED_BY = ["шаг α поделён на число посещений N(s)"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """Constant-α Monte Carlo ignores alpha and returns the sample averages."""
+BREAKS = "mc_prediction"
+NAMED_BY = ["alpha проигнорирован"]
 
 _reference_mc_prediction = mc_prediction
 

@@ -1,5 +1,7 @@
 """First-visit Monte Carlo that counts the LAST visit of a state in an episode: the dictionary of visits is
 overwritten at every visit (first[s] = t instead of first.setdefault(s, t))."""
+BREAKS = "mc_prediction"
+NAMED_BY = ["учтено последнее посещение состояния в эпизоде"]
 import numpy as np
 
 

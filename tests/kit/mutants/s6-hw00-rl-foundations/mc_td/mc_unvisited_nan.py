@@ -1,4 +1,6 @@
 """Sample averages as sums / counts over all states: a state never visited gets 0/0 = NaN instead of V = 0."""
+BREAKS = "mc_prediction"
+NAMED_BY = ["нет ни одного посещения: N(s) = 0"]
 import numpy as np
 
 _reference_mc_prediction = mc_prediction  # noqa: F821 - the reference, defined above in the module

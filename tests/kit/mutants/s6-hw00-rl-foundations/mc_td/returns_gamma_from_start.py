@@ -1,4 +1,6 @@
 """The discount counts steps from the start of the episode: G_t = Σ_{k ≥ t} γ^k·r_k instead of γ^(k − t)."""
+BREAKS = "discounted_returns"
+NAMED_BY = ["γ в степени номера шага от начала эпизода"]
 import numpy as np
 
 

@@ -1,5 +1,7 @@
 """Returns computed from the end of the episode and appended to a list that is never reversed: G comes out
 in reverse order (G_{T−1}, …, G_0)."""
+BREAKS = "discounted_returns"
+NAMED_BY = ["отдачи в обратном порядке"]
 import numpy as np
 
 

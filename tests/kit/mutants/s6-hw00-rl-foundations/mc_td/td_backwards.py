@@ -1,4 +1,6 @@
 """TD(0) walks each episode's transitions from the end (as in the Monte Carlo pass), not in the order they happened."""
+BREAKS = "td0_prediction"
+NAMED_BY = ["переходы эпизода обработаны с конца"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """n_epochs is ignored: the batch is played once."""
+BREAKS = "td0_prediction"
+NAMED_BY = ["n_epochs проигнорирован"]
 
 _reference_td0_prediction = td0_prediction
 

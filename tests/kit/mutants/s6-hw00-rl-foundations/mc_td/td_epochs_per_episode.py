@@ -1,4 +1,6 @@
 """n_epochs replays each episode n_epochs times in a row instead of passing over the whole batch n_epochs times."""
+BREAKS = "td0_prediction"
+NAMED_BY = ["каждый эпизод проигран n_epochs раз подряд"]
 import numpy as np
 
 

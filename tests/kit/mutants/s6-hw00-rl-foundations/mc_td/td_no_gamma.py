@@ -1,4 +1,6 @@
 """The TD target forgets the discount: r + V(s') instead of r + γ·V(s')."""
+BREAKS = "td0_prediction"
+NAMED_BY = ["γ не учтён в цели"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """TD(0) without the terminal mask: the target bootstraps V(s') even when s' is terminal."""
+BREAKS = "td0_prediction"
+NAMED_BY = ["у конечного перехода бутстрапится V(s')"]
 import numpy as np
 
 

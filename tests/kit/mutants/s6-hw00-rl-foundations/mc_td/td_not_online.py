@@ -1,4 +1,6 @@
 """TD(0) computes every δ of an episode from the values before the episode (not online, in order)."""
+BREAKS = "td0_prediction"
+NAMED_BY = ["все δ эпизода посчитаны по старым V"]
 import numpy as np
 
 

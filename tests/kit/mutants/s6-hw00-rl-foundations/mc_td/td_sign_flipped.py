@@ -1,4 +1,6 @@
 """The TD step goes the wrong way: V(s) −= α·δ (δ written as V(s) − target)."""
+BREAKS = "td0_prediction"
+NAMED_BY = ["шаг в обратную сторону"]
 import numpy as np
 
 

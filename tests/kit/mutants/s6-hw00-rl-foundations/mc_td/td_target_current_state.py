@@ -1,4 +1,6 @@
 """The TD target bootstraps from the current state's value: r + γ·V(s) instead of r + γ·V(s')."""
+BREAKS = "td0_prediction"
+NAMED_BY = ["в цели TD стоит V текущего состояния s"]
 import numpy as np
 
 

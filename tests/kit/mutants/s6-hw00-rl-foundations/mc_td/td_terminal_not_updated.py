@@ -1,5 +1,7 @@
 """The episode loop stops at `terminated` before the update: the last transition into a terminal state never
 updates V(s), though its target is just r."""
+BREAKS = "td0_prediction"
+NAMED_BY = ["на переходе с terminated = True V(s) не обновляется"]
 import numpy as np
 
 

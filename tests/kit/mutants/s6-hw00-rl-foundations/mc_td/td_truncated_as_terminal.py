@@ -1,4 +1,6 @@
 """The last transition of every episode is treated as terminal, even when the episode was truncated."""
+BREAKS = "td0_prediction"
+NAMED_BY = ["оборванный эпизод считается законченным"]
 import numpy as np
 
 

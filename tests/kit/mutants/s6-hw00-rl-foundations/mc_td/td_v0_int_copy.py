@@ -1,6 +1,8 @@
 """td0_prediction copies V0 with np.array(V0) but without dtype=float: V0 given as integers ([1, 2, 2]) makes V an
 integer array, and every update V(s) += α·δ is truncated. Breaks td0_prediction; rejected by «TD(0): оборванный
 эпизод …», which now also passes V0 as a list of ints."""
+BREAKS = "td0_prediction"
+NAMED_BY = ["V — целый массив"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """use_baseline is ignored: the running baseline is subtracted in every run."""
+BREAKS = "reinforce_bandit"
+NAMED_BY = ["use_baseline проигнорирован"]
 import numpy as np
 
 

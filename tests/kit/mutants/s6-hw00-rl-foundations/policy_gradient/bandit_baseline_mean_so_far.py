@@ -1,4 +1,6 @@
 """The baseline is the plain mean of all rewards so far instead of the running average b ← b + 0.05·(r − b)."""
+BREAKS = "reinforce_bandit"
+NAMED_BY = ["baseline — простое среднее всех наград"]
 import numpy as np
 
 

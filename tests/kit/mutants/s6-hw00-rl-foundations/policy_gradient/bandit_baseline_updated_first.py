@@ -1,4 +1,6 @@
 """The running baseline is updated with the current reward before the weight r − b is computed."""
+BREAKS = "reinforce_bandit"
+NAMED_BY = ["baseline b обновлён до того, как посчитан вес r − b"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """The bandit's update goes down the gradient: θ ← θ − α·g_t (as an optimizer minimising a loss would)."""
+BREAKS = "reinforce_bandit"
+NAMED_BY = ["шаг вниз по градиенту"]
 import numpy as np
 
 

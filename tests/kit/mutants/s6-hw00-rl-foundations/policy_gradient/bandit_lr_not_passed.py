@@ -1,4 +1,6 @@
 """reinforce_bandit ignores its lr and always steps with 0.01 (the default written into the code)."""
+BREAKS = "reinforce_bandit"
+NAMED_BY = ["lr не передан дальше"]
 import numpy as np
 
 

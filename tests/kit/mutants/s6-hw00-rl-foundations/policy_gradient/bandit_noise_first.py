@@ -1,4 +1,6 @@
 """The reward noise is drawn before the action (the order of the two rng calls swapped)."""
+BREAKS = "reinforce_bandit"
+NAMED_BY = ["шум награды взят до выбора действия"]
 import numpy as np
 
 

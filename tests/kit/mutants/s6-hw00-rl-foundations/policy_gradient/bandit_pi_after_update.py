@@ -1,4 +1,6 @@
 """reinforce_bandit returns softmax(θ) after the last update, not the policy the last action was drawn from."""
+BREAKS = "reinforce_bandit"
+NAMED_BY = ["вернули π после последнего обновления θ"]
 import numpy as np
 
 

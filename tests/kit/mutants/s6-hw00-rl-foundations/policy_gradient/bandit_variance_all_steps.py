@@ -1,4 +1,6 @@
 """The gradient variance is taken over all steps of the run instead of the first 200."""
+BREAKS = "reinforce_bandit"
+NAMED_BY = ["дисперсия по всем шагам запуска"]
 import numpy as np
 
 

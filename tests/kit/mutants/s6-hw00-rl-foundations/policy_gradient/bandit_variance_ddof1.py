@@ -1,4 +1,6 @@
 """The early gradient variance is computed with ddof = 1 instead of NumPy's default ddof = 0."""
+BREAKS = "reinforce_bandit"
+NAMED_BY = ["дисперсия с ddof = 1"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """The early gradient variance is np.var of all 200×3 numbers at once (no axis), not each arm's variance summed."""
+BREAKS = "reinforce_bandit"
+NAMED_BY = ["np.var без axis"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """The baseline is added to the return (G + b) instead of subtracted."""
+BREAKS = "reinforce_step"
+NAMED_BY = ["baseline прибавлен, а не вычтен"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """reinforce_step accepts a baseline but never subtracts it: the weight is G, not G − b."""
+BREAKS = "reinforce_step"
+NAMED_BY = ["baseline не учтён"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """∇ log π is returned as the one-hot of the chosen action: the − π term is forgotten."""
+BREAKS = "grad_log_softmax"
+NAMED_BY = ["вернули one-hot без вычитания π"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """The REINFORCE step goes down the gradient (z − α·(G − b)·∇ log π) instead of up."""
+BREAKS = "reinforce_step"
+NAMED_BY = ["градиентный спуск вместо подъёма"]
 import numpy as np
 
 

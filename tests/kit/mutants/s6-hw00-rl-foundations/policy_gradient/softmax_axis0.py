@@ -1,4 +1,6 @@
 """softmax normalises over the first axis (columns of a batch) instead of the last one."""
+BREAKS = "softmax"
+NAMED_BY = ["нормировка по первой оси"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """softmax without subtracting the maximum: exp(1000) overflows and the answer is NaN."""
+BREAKS = "softmax"
+NAMED_BY = ["exp без сдвига на максимум"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """reinforce_step updates the caller's logits in place (z += ...) instead of returning a new array."""
+BREAKS = "reinforce_step"
+NAMED_BY = ["изменила аргумент `z` на месте"]
 import numpy as np
 
 

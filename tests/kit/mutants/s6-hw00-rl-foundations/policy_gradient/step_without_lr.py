@@ -1,4 +1,6 @@
 """The REINFORCE step forgets the learning rate: z + (G − b)·∇ log π."""
+BREAKS = "reinforce_step"
+NAMED_BY = ["шаг без α"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """gae_with_boundaries flattens a [T, N] batch into one sequence (row after row), mixing the environments."""
+BREAKS = "gae_with_boundaries"
+NAMED_BY = ["батч [T, N] развёрнут в одну последовательность"]
 import numpy as np
 
 _reference_gae_with_boundaries = gae_with_boundaries  # noqa: F821 - the reference, defined above in the module

@@ -1,5 +1,7 @@
 """gae_with_boundaries takes V(s_{t+1}) from values[t + 1] (next_values only after the last step): after a
 truncated step that is the value of the next episode's first observation."""
+BREAKS = "gae_with_boundaries"
+NAMED_BY = ["V(s_{t+1}) взята из values[t + 1]"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """GAE over a batch is not cut at the end of an episode: the recursion runs through it."""
+BREAKS = "gae_with_boundaries"
+NAMED_BY = ["рекурсия не обрывается на конце эпизода"]
 import numpy as np
 
 

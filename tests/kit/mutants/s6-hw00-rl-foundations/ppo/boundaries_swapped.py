@@ -1,4 +1,6 @@
 """terminated and truncated swapped: the truncated step drops V(s_{t+1}), the terminal one bootstraps it."""
+BREAKS = "gae_with_boundaries"
+NAMED_BY = ["terminated и truncated перепутаны"]
 import numpy as np
 
 

@@ -1,6 +1,8 @@
 """gae_with_boundaries allocates the advantages with np.zeros_like of the rewards, converted without dtype=float:
 integer rewards make an integer array, and every Â_t is truncated. Breaks gae_with_boundaries; rejected by «Границы
 эпизодов: terminated не бутстрапит …», which now also passes the rewards [1, 0, 1, 2] as ints."""
+BREAKS = "gae_with_boundaries"
+NAMED_BY = ["advantages — целый массив"]
 import numpy as np
 
 

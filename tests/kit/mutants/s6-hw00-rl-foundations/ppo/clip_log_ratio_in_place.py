@@ -1,6 +1,7 @@
 """ppo_clip_objective turns logp_new into the log-ratio in place (logp_new −= logp_old): np.asarray makes no copy of
 a float64 array, so the caller's log-probabilities are overwritten. Breaks ppo_clip_objective; rejected by
 «Клиппированная цель на случайных батчах …», which now checks that the float64 inputs are left unchanged."""
+BREAKS = "ppo_clip_objective"
 NAMED_BY = ["изменила аргумент `logp_new` на месте"]  # the hint that names this mistake in the first block
 import numpy as np
 

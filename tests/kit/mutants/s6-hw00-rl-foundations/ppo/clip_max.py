@@ -1,4 +1,6 @@
 """max instead of min in the clipped objective: the optimistic bound."""
+BREAKS = "ppo_clip_objective"
+NAMED_BY = ["max вместо min"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """The product ρ·Â is clipped to [1 − ε, 1 + ε] instead of the ratio ρ alone."""
+BREAKS = "ppo_clip_objective"
+NAMED_BY = ["клиппировано произведение ρ·Â"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """The ratio is inverted: ρ = exp(logp_old − logp_new) = π_old / π_new."""
+BREAKS = "ppo_clip_objective"
+NAMED_BY = ["ρ перевёрнуто: exp(logp_old − logp_new)"]
 import numpy as np
 
 

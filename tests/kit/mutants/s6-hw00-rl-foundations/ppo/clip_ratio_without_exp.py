@@ -1,4 +1,6 @@
 """The ratio is taken as logp_new − logp_old, without exp."""
+BREAKS = "ppo_clip_objective"
+NAMED_BY = ["ρ = logp_new − logp_old без exp"]
 import numpy as np
 
 

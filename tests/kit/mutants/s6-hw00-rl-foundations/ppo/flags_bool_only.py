@@ -1,5 +1,7 @@
 """gae_with_boundaries negates the flags with `~`: right for bool arrays, but on 0/1 integer flags ~0 = −1 and
 ~1 = −2, so "not done" becomes −1 and the recursion is scaled instead of cut."""
+BREAKS = "gae_with_boundaries"
+NAMED_BY = ["`~` на целых числах даёт −1 и −2"]
 import numpy as np
 
 

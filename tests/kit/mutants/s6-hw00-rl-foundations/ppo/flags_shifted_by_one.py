@@ -1,6 +1,8 @@
 """gae_with_boundaries reads the end-of-episode flags one step late (terminated[t + 1], as CleanRL reads its
 `dones`, which mark the first step of the next episode): here the flags mark the step on which the episode ended,
 so the cut and the terminal δ land on the wrong step."""
+BREAKS = "gae_with_boundaries"
+NAMED_BY = ["флаги взяты со следующего шага"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """The GAE recursion runs from the start of the trajectory instead of from its end."""
+BREAKS = "gae"
+NAMED_BY = ["рекурсия идёт с начала траектории"]
 import numpy as np
 
 

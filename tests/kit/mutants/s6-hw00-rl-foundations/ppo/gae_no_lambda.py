@@ -1,4 +1,6 @@
 """The GAE recursion multiplies by γ alone: Â_t = δ_t + γ·Â_{t+1} (λ forgotten)."""
+BREAKS = "gae"
+NAMED_BY = ["в рекурсии только γ, без λ"]
 import numpy as np
 
 

@@ -1,5 +1,7 @@
 """Off by one in the GAE recursion: Â_t = δ_t + γλ·Â_t (the slot being written, still 0) instead of Â_{t+1},
 so the advantages come out as the bare TD errors."""
+BREAKS = "gae"
+NAMED_BY = ["вернули сами TD-ошибки δ без накопления"]
 import numpy as np
 
 

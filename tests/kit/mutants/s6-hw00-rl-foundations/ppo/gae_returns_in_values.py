@@ -1,6 +1,7 @@
 """gae computes the returns in the values array (values += advantages): np.asarray makes no copy of a float64 array,
 so the caller's V(s_t) become the targets R̂_t. Breaks gae; rejected by «GAE принимает списки, float32 и целые награды,
 не меняет входы …», which now also passes float64 arrays and checks that they are left unchanged."""
+BREAKS = "gae"
 NAMED_BY = ["изменила аргумент `values` на месте"]  # the hint that names this mistake in the first block
 import numpy as np
 

@@ -1,6 +1,8 @@
 """gae allocates the advantages with np.zeros_like(rewards), rewards converted without dtype=float: integer rewards
 (the courier's r = [1, 0, 2] as ints) make an integer array, and every Â_t is truncated. Breaks gae; rejected by
 «GAE принимает списки, float32 и целые награды …», which now also passes the courier's rewards as ints."""
+BREAKS = "gae"
+NAMED_BY = ["advantages — целый массив"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """The recursion multiplies by λ alone (γ forgotten, or γ and λ confused)."""
+BREAKS = "gae"
+NAMED_BY = ["в рекурсии только λ, без γ"]
 import numpy as np
 
 

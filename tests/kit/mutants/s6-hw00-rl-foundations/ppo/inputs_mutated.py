@@ -1,4 +1,6 @@
 """normalize_advantages works in place and changes the caller's array."""
+BREAKS = "normalize_advantages"
+NAMED_BY = ["изменила аргумент `adv` на месте"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """c_v and c_e swapped: the critic's error is weighted by c_e and the entropy by c_v."""
+BREAKS = "ppo_loss"
+NAMED_BY = ["c_v и c_e перепутаны"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """The entropy bonus is added to the loss instead of subtracted (it would push entropy down)."""
+BREAKS = "ppo_loss"
+NAMED_BY = ["энтропийный бонус прибавлен, а не вычтен"]
 import numpy as np
 
 

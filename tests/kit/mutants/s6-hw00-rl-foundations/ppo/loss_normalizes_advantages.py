@@ -1,5 +1,7 @@
 """ppo_loss normalizes the advantages itself: the lesson's ppo_loss takes Â as given (normalization is a
 separate step before it), so the lesson's example no longer gives 0.196."""
+BREAKS = "ppo_loss"
+NAMED_BY = ["ppo_loss сам нормирует преимущества"]
 
 _reference_ppo_loss = ppo_loss  # noqa: F821 - the reference, defined above in the module
 

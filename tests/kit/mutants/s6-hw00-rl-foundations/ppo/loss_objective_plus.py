@@ -1,4 +1,6 @@
 """The clipped objective enters the loss with a plus: L = L^CLIP + c_v·… (the objective is maximised, so −L^CLIP)."""
+BREAKS = "ppo_loss"
+NAMED_BY = ["цель L^CLIP взята с плюсом"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """The critic's error is summed over the batch instead of averaged: c_v·Σ(V − R̂)²."""
+BREAKS = "ppo_loss"
+NAMED_BY = ["сумма квадратов вместо среднего"]
 import numpy as np
 
 

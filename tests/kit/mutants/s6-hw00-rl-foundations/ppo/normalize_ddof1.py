@@ -1,4 +1,6 @@
 """Advantage normalization with the sample std (ddof=1, as torch.std) instead of NumPy's default."""
+BREAKS = "normalize_advantages"
+NAMED_BY = ["std с ddof = 1"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """Advantage normalization without eps: (Â − mean) / std, so equal advantages give 0/0 = NaN."""
+BREAKS = "normalize_advantages"
+NAMED_BY = ["eps не прибавлен к std"]
 import numpy as np
 
 

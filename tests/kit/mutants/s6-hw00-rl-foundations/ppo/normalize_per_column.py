@@ -1,4 +1,6 @@
 """Advantage normalization per column (axis=0) instead of over the whole batch."""
+BREAKS = "normalize_advantages"
+NAMED_BY = ["среднее и std по столбцам (axis=0)"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """Advantage normalization with eps under the root: (Â − mean) / sqrt(var + eps) instead of std + eps."""
+BREAKS = "normalize_advantages"
+NAMED_BY = ["знаменатель sqrt(var + eps)"]
 import numpy as np
 
 

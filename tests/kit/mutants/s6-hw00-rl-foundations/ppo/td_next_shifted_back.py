@@ -1,4 +1,6 @@
 """td_errors takes the "next" value from the wrong side: V(s_{t−1}) (last_value prepended) instead of V(s_{t+1})."""
+BREAKS = "td_errors"
+NAMED_BY = ["следующая ценность взята со сдвигом не в ту сторону"]
 import numpy as np
 
 

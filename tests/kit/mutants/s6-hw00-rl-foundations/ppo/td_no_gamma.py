@@ -1,4 +1,6 @@
 """td_errors forgets the discount: δ_t = r_t + V(s_{t+1}) − V(s_t)."""
+BREAKS = "td_errors"
+NAMED_BY = ["γ не умножен на V(s_{t+1})"]
 import numpy as np
 
 

@@ -1,4 +1,6 @@
 """TD errors with the sign flipped: δ_t = V(s_t) − r_t − γ·V(s_{t+1}) (as a critic's loss term is often written)."""
+BREAKS = "td_errors"
+NAMED_BY = ["знак перевёрнут: V(s_t) − r_t − γV(s_{t+1})"]
 import numpy as np
 
 

@@ -1,5 +1,7 @@
 """gae_with_boundaries bootstraps a truncated step correctly in δ, but cuts the recursion only at terminated:
 the advantage of a truncated episode's last steps leaks into the next episode's."""
+BREAKS = "gae_with_boundaries"
+NAMED_BY = ["рекурсия обрывается только на terminated"]
 import numpy as np
 
 
