@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from grader.checks import (
+    Defer,
     about,
     as_array,
     attempt,
@@ -22,6 +23,7 @@ from grader.checks import (
     graded,
     matches,
     probe,
+    went_through,
 )
 
 # ---- oracles, written differently from the reference -----------------------------------------
@@ -239,12 +241,19 @@ def check_vector(got, n, what):
 # A later check hints only at what it can tell apart: when a simpler check above already fails on the same
 # function, it sends the student there first (these probes run only when the check is about to fail).
 
-DEFER_RETURNS = ("сначала исправьте discounted_returns (проверки «Отдачи …» выше): V(s) в Монте-Карло — среднее "
-                 "отдач G_t, и с неверными G_t неверно и V.")
-DEFER_MC = ("сначала исправьте не пройденные проверки mc_prediction выше, на маленьких примерах: "
-            "ответ неверен уже там, а эта проверка видит ту же ошибку на большом числе эпизодов.")
-DEFER_TD = ("сначала исправьте не пройденные проверки td0_prediction выше, на маленьких примерах: "
-            "ответ неверен уже там, а эта проверка видит ту же ошибку на большом числе эпизодов.")
+DEFER_RETURNS = Defer("сначала исправьте discounted_returns (проверки «Отдачи …» выше): V(s) в Монте-Карло — среднее "
+                      "отдач G_t, и с неверными G_t неверно и V.", "discounted_returns")
+SAME_MISTAKE = "ответ неверен уже там, а эта проверка видит ту же ошибку на большом числе эпизодов."
+DEFER_MC = Defer("сначала исправьте не пройденные проверки mc_prediction выше, на маленьких примерах: " + SAME_MISTAKE,
+                 "test_mc_first_vs_every_visit", "test_mc_constant_alpha")
+DEFER_TD = Defer("сначала исправьте не пройденные проверки td0_prediction выше, на маленьких примерах: " + SAME_MISTAKE,
+                 "test_td0_hand", "test_td0_truncated_bootstraps", "test_td0_random")
+
+
+def returns_wrong(mc_td):
+    """Whether the student's mc_prediction, called in this check, went through their discounted_returns, and that
+    one is wrong (only then can wrong returns explain a wrong V)."""
+    return went_through(mc_td, "mc_prediction", "discounted_returns") and not returns_ok(mc_td)
 
 
 @probe(False)
@@ -390,7 +399,7 @@ def test_mc_first_vs_every_visit(mc_td, first_visit):
     expected = first if first_visit else every
     hint = ("first-visit — только первое посещение состояния в эпизоде, every-visit — все посещения; "
             "V(s) — среднее учтённых отдач G_t. Отдачи эпизодов: G = [1.875, 1.75, 3.5, 3] и [4, 0].")
-    if not matches(got, expected) and not returns_ok(mc_td):
+    if not matches(got, expected) and returns_wrong(mc_td):
         hint = DEFER_RETURNS
     check_close(got, expected, what=f"mc_prediction, {name}, γ = 0.5; {HAND_TEXT}", hint=hint,
                 mistakes=mc_mistakes(HAND, 4, 0.5, first_visit))
@@ -410,12 +419,13 @@ def test_mc_constant_alpha(mc_td):
     expected = [0.46875, 2.4375, 1.5, 0.0]
     hint = "с заданным alpha: V(s) ← V(s) + α·(G_t − V(s)) для каждого учтённого шага, эпизод за эпизодом."
     if not matches(got, expected):
-        if not returns_ok(mc_td):
+        if returns_wrong(mc_td):
             hint = DEFER_RETURNS
         elif not matches(attempt(None, mc_td.mc_prediction, copy.deepcopy(HAND), 4, 0.5, first_visit=True),
                         [0.9375, 2.875, 3.0, 0.0]):
-            hint = ("сначала исправьте проверку «Монте-Карло на двух эпизодах» выше: без alpha ответ тоже неверен, "
-                    "значит, ошибка — в выборе учитываемых шагов или в отдачах, а не в шаге α.")
+            hint = Defer("сначала исправьте проверку «Монте-Карло на двух эпизодах» выше: без alpha ответ тоже "
+                         "неверен, значит, ошибка — в выборе учитываемых шагов или в отдачах, а не в шаге α.",
+                         "test_mc_first_vs_every_visit")
     check_close(got, expected, what=f"mc_prediction, first-visit, γ = 0.5, α = 0.5; {HAND_TEXT}", hint=hint,
                 mistakes=mc_mistakes(HAND, 4, 0.5, True, alpha=0.5))
 
@@ -433,7 +443,7 @@ def test_mc_random(mc_td, seed):
     def hint_for(text):
         nonlocal small_ok
         if small_ok is None:
-            small_ok = returns_ok(mc_td), mc_small_ok(mc_td)
+            small_ok = not returns_wrong(mc_td), mc_small_ok(mc_td)
         return text if all(small_ok) else (DEFER_RETURNS if not small_ok[0] else DEFER_MC)
 
     for first_visit in (True, False):
@@ -572,8 +582,7 @@ def test_random_walk_mc(mc_td, envs, seed):
         err = rms_error(V, true)
         hint = "истинные ценности 1/6 … 5/6; отдача — сумма наград до конца эпизода (γ = 1)."
         if not err < band:
-            hint = (hint if returns_ok(mc_td) and mc_small_ok(mc_td)
-                    else (DEFER_RETURNS if not returns_ok(mc_td) else DEFER_MC))
+            hint = DEFER_RETURNS if returns_wrong(mc_td) else hint if mc_small_ok(mc_td) else DEFER_MC
         check_that(err < band, what=f"mc_prediction ({name}) на случайном блуждании: RMS-ошибка по состояниям A…E",
                    expected=f"< {band}", got=f"{err:.4f}; V = {fmt(V, 3)}", hint=hint)
 
@@ -608,8 +617,8 @@ def test_td_learns_faster_early(mc_td, envs):
     if not (td < 0.09 and td < mc):
         if not td_small_ok(mc_td):
             hint = DEFER_TD
-        elif not (returns_ok(mc_td) and mc_small_ok(mc_td)):
-            hint = DEFER_RETURNS if not returns_ok(mc_td) else DEFER_MC
+        elif returns_wrong(mc_td) or not mc_small_ok(mc_td):
+            hint = DEFER_RETURNS if returns_wrong(mc_td) else DEFER_MC
     with about("td0_prediction" if td >= 0.09 else "mc_prediction"):  # TD inaccurate itself, or MC not behind it
         check_that(td < 0.09 and td < mc,
                    what="средняя RMS-ошибка после 20 эпизодов: TD(0) α = 0.1 против MC (средние отдач)",
