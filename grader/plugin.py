@@ -353,14 +353,12 @@ def pytest_runtest_makereport(item, call):
         mutated = [m for session in item.config.stash[_STATE]["sessions"].values() for m in session.check.mutated]
         kind, message = explain(exc, _live(item.config), mutated)
         subject = _subject(exc, _title(item)[3])
-        # the student's own traceback, from the worker, where there is one; for a wrong answer, the call that gave
-        # it (never the frames of pytest or the grader); the check's traceback otherwise
+        # the student's own traceback, from the worker, where there is one; for a wrong or unreadable answer, the
+        # call that gave it (never the frames of pytest or the grader); the check's traceback when it made no call
         if isinstance(exc, RemoteError):
             trace = exc.info.get("traceback", "")
-        elif isinstance(exc, CheckFailure):
-            trace = _told_call(item, subject)
         else:
-            trace = report.longreprtext
+            trace = _told_call(item, subject) or ("" if isinstance(exc, CheckFailure) else report.longreprtext)
         item.stash[_FAILURE] = (kind, message, str(trace), subject, getattr(exc, "defer", None) or {})
         if item.config.stash[_STATE]["events"] is None and isinstance(exc, RemoteError):
             # plain pytest, as a student may run it: the explanation and the student's own lines, not the proxy's
