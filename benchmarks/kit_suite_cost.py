@@ -6,7 +6,8 @@ Measured in one run, each in a fresh process, as CPU time (user + system) of the
 for, and wall time:
 - the unit: the reference solutions graded in one process, as the notebook's self-check grades them
   (``grader.notebook.check`` on the solutions' functions, every part);
-- with ``--install``: ``pip install -e ".[dev]"`` into a new virtual environment, as CI does on a fresh machine
+- with ``--install``: ``pip install -c constraints.txt -e ".[dev]"`` into a new virtual environment, as CI does on a
+  fresh machine
   (pip's cache makes it cheaper than a first download; the figure is a floor);
 - the kit suite, ``python -m pytest`` (``--fast``: ``-m "not slow"``, the everyday loop).
 It prints each figure and the suite's CPU (install included when measured) as a multiple of the unit's, against the
@@ -73,7 +74,7 @@ def main() -> int:
             subprocess.run([sys.executable, "-m", "venv", venv], check=True)
             python = str(Path(venv) / "bin" / "python")
             install, wall, code = measure([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                                           "-e", ".[dev]"], cwd=str(ROOT))
+                                           "-c", "constraints.txt", "-e", ".[dev]"], cwd=str(ROOT))
         print(f"install into a fresh venv: CPU {install:.1f} s, wall {wall:.1f} s"
               + ("" if code == 0 else f" (exit {code})"), flush=True)
     cmd = [sys.executable, "-m", "pytest", "-q", *(["-m", "not slow"] if args.fast else []), *args.pytest_args]

@@ -435,6 +435,27 @@ def test_epsilon_is_used(control, name):
                     mistakes=mistakes if close or hint_on_failure() == hint else None)
 
 
+@graded("{name}: в начале обучения (Q = 0 везде) ничьи разбиваются случайно — первое действие не одно и то же "
+        "при 20 разных seed", subject="{name}")
+@pytest.mark.parametrize("name", ["q_learning", "sarsa"])
+def test_first_action_breaks_ties_at_random(control, name):
+    """ε = 0: всё решает argmax по Q(s, ·) = [0, 0, 0]. Ничьи разбиваются случайно, как в epsilon_greedy, поэтому
+    при 20 seed первое действие принимает больше одного значения (все 20 совпадут с вероятностью 3·(1/3)^20)."""
+    first = []
+    for seed in range(20):
+        env = Recorder(OneStateBandit())
+        _run(control, name, env, 1, alpha=0.5, gamma=0.9, epsilon=0.0, seed=seed)
+        first.append(env.episodes[0][0][1] if env.episodes and env.episodes[0] else None)
+    argmax_first = "" if set(first) != {0} else (
+        "\nПохоже на типичную ошибку: ничья разбита первым по номеру действием (как np.argmax), а не случайно среди "
+        "лучших.")
+    check_that(len(set(first)) > 1, what=f"{name}(бандит с одним состоянием, 1 эпизод, ε = 0) при seed = 0…19: "
+               "первое действие", expected="разные действия при разных seed",
+               got=f"действия {first}" + argmax_first,
+               hint=f"{name} выбирает действия через epsilon_greedy(Q[s], epsilon, rng): при равных Q — случайное из "
+                    "лучших, а не первое по номеру.")
+
+
 @graded("{name} на случайной MDP: Q совпадает с повтором записанных переходов по правилу (seed {seed})",
         subject="{name}")
 @pytest.mark.parametrize("name,seed", [("q_learning", 0), ("q_learning", 1), ("sarsa", 0), ("sarsa", 1)])

@@ -102,8 +102,19 @@ def evaluation_mistakes(P, R, policy, gamma):
            "награды не взвешены по π: r_π взято как среднее R по действиям":
                np.linalg.solve(np.eye(S) - gamma * P_pi, R.mean(axis=1)),
            "γ умножает и награду: (I − γP_π)V = γ·r_π, а нужно r_π":
-               gamma * np.linalg.solve(np.eye(S) - gamma * P_pi, r_pi)}
+               gamma * np.linalg.solve(np.eye(S) - gamma * P_pi, r_pi),
+           ARGMAX_PI: argmax_policy_values(P, R, policy, gamma)}
     return {k: v for k, v in out.items() if v is not None}
+
+
+ARGMAX_PI = "вместо среднего по π взято одно действие — argmax π(·|s), первое из равных"
+
+
+def argmax_policy_values(P, R, policy, gamma):
+    """V of the deterministic policy that takes argmax_a π(a|s) (the first of equals) in every state."""
+    S = P.shape[0]
+    act = np.asarray(policy).argmax(axis=1)
+    return np.linalg.solve(np.eye(S) - gamma * P[np.arange(S), act], R[np.arange(S), act])
 
 
 CONVERGE = ("ответ близок к верному, но не совпадает: похоже, итерации остановлены слишком рано — повторяйте, пока "
@@ -193,7 +204,7 @@ def test_chain_evaluation(dp, method):
                           "нулевым (Δ взято по последнему состоянию, а не max по всем; или V_old = V — тот же "
                           "массив, а не копия)": [3.0, 0.0],
                           **{k: v for k, v in evaluation_mistakes(P, R, pi, 0.9).items()
-                             if k.startswith(("P_π транспонирована", "γ умножает"))}})
+                             if k.startswith(("P_π транспонирована", "γ умножает")) or k == ARGMAX_PI}})
 
 
 @graded("Сетка 5×5 (A → A′ +10, B → B′ +5), случайная политика, γ = 0.9: V(A) = 8.8, V(B) = 5.3 ({method})",
