@@ -1,7 +1,8 @@
 """Where the student's code was when a call ran past its time limit.
 
 The worker side: a :class:`Watchdog` thread that, past the running request's deadline, writes every thread's
-stack (faulthandler) to the hang file and ends the process.
+stack (faulthandler) to the hang file, then the names of the student's functions the running call went
+through, and ends the process.
 
 The checking side: :class:`HangReport`. The hang file is a file without a name (``tempfile.TemporaryFile``),
 one per worker, which the worker gets as a descriptor and this process reads through its own: never a path the
@@ -24,6 +25,7 @@ from pathlib import Path
 from grader.escape import printable
 
 _FRAME = re.compile(r'File "(.+)", line (\d+) in (\S+)')
+ENTERED = "hwkit-entered: "  # the line after the stacks: the functions the running call went through
 
 
 class HangReport:
@@ -79,6 +81,12 @@ class HangReport:
             text += f", вызванная из {function}"
         return text + "."
 
+    def entered(self) -> list[str]:
+        """The student's functions the call that ran past its limit went through, as the dump's last line names
+        them (identifiers only: they word the feedback, "value_iteration calls q_from_v")."""
+        lines = [line for line in self.dump().splitlines() if line.startswith(ENTERED)]
+        return [n for n in lines[-1][len(ENTERED):].split()[:100] if n.isidentifier()] if lines else []
+
     def close(self) -> None:
         if self.file is not None:
             self.file.close()
@@ -95,6 +103,7 @@ class Watchdog(threading.Thread):
         super().__init__(daemon=True, name="hwkit-watchdog")
         self.hang_file = hang_file
         self.limits: tuple[float, float] | None = None  # (CPU time, wall-clock time) the request must end by
+        self.entered = None  # the worker's tracing.Entered: which functions the running call went through
 
     def arm(self, cpu_seconds: float, wall_seconds: float) -> None:
         self.limits = (time.process_time() + max(cpu_seconds, 0.05), time.monotonic() + max(wall_seconds, 0.05))
@@ -110,5 +119,10 @@ class Watchdog(threading.Thread):
                 self.hang_file.seek(0)
                 self.hang_file.truncate()
                 faulthandler.dump_traceback(file=self.hang_file, all_threads=True)
-                self.hang_file.flush()
-                os._exit(1)
+                try:  # the student's functions the running call went through, by name
+                    entered = self.entered
+                    went = entered.calls.get(entered.outer, []) if entered is not None and entered.outer else []
+                    self.hang_file.write("\n" + ENTERED + " ".join(went) + "\n")
+                    self.hang_file.flush()
+                finally:
+                    os._exit(1)

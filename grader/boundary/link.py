@@ -148,6 +148,10 @@ class Link:
         """Where the student's code was when the worker's watchdog fired."""
         return self.hang.where(function, self.scratch, self.sources)
 
+    def entered(self) -> list[str]:
+        """The student's functions the call that ran past its limit went through (the hang report's last line)."""
+        return self.hang.entered()
+
     def discard(self) -> None:
         if self.worker is not None:
             self.worker.kill()

@@ -172,6 +172,8 @@ class Session:
                 raise TimeoutError
         except TimeoutError:
             where = self.link.where(function)
+            went = self.check.entered.setdefault(function, [])
+            went += [f for f in self.link.entered() if f not in went]
             self.link.discard()
             self.hung[module, function] = self.check.title or function
             raise errors.timed_out(function, self.limit, where, self.timeout_hints.get(function)) from None

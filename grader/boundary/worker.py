@@ -52,6 +52,7 @@ class Worker:
         self.room = room_for_tracing()  # for the process's life: each traced call is two frames
         self.room.__enter__()
         self.watchdog = Watchdog(hang_file)
+        self.watchdog.entered = self.entered
         self.watchdog.start()
 
     # ---- requests ---------------------------------------------------------------------------------

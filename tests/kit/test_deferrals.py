@@ -135,3 +135,18 @@ def test_a_students_recursion_that_fits_the_limit_fits_it_traced():
         assert module.depth(limit - 100) == limit - 100
     assert sys.getrecursionlimit() == limit
     assert tracer.calls == {"depth": []}  # a function's calls of itself are not another function's
+
+
+@pytest.mark.slow
+def test_a_call_that_runs_out_of_time_still_says_which_functions_it_went_through(tmp_path):
+    """q_from_v without γ: value_iteration never converges and is stopped at its limit; the worker's last words name
+    the functions the call went through, so value_iteration defers to q_from_v's failure above."""
+    folder = tmp_path / "impl"
+    folder.mkdir()
+    source = (HOMEWORK.solutions_dir / "dp.py").read_text(encoding="utf-8")
+    source += "\n\ndef q_from_v(P, R, V, gamma):\n    return np.asarray(R, dtype=float) + np.asarray(P) @ V\n"
+    (folder / "dp.py").write_text(source, encoding="utf-8")
+    out = run_check(HW, "dp::test_chain_q_from_v", "dp::test_chain_optimal[value_iteration-gamma0.9]",
+                    "--dir", str(folder), "--timeout", "1").stdout
+    assert "value_iteration вызывает q_from_v, где есть ошибки" in out, out
+    assert 'Повторить q_from_v: python homework/check.py' in out, out
