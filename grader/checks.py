@@ -316,7 +316,8 @@ def check_pair(got: Any, what: str, names: tuple[str, str] = ("x", "y")) -> tupl
     _not_implemented_if_none(got, what)
     if not isinstance(got, (tuple, list)) or len(got) != 2:
         _fail(what, f"кортеж из двух элементов ({names[0]}, {names[1]})",
-              fmt(got) if _is_numeric(got) else type(got).__name__, f"верните пару: return {names[0]}, {names[1]}")
+              fmt(got) if _is_numeric(got) else type(got).__name__,
+              f"верните пару — кортеж из двух значений ({names[0]}, {names[1]}), в этом порядке")
     return got[0], got[1]
 
 

@@ -224,12 +224,13 @@ def test_log_softmax(boss):
     z = np.array([[1000.0, 1001.0], [-1000.0, -1001.0]])  # each row has its own maximum, 2000 apart
     check_close(boss.log_softmax(z.copy()), [[-1.31326169, -0.31326169], [-0.31326169, -1.31326169]],
                 what="log_softmax батча [[1000, 1001], [−1000, −1001]] по последней оси",
-                hint="max — у каждой строки свой: z.max(axis=-1, keepdims=True). Один max всего массива (z.max()) "
-                     "оставляет строку, чьи логиты на 2000 ниже, с Σ exp = 0 и log 0 = −inf.")
+                hint="max — у каждой строки свой, max_b z_b по последней оси. Один max всего массива (по всем "
+                     "элементам) оставляет строку, чьи логиты на 2000 ниже, с Σ exp = 0 и log 0 = −inf.")
     z = np.random.default_rng(0).normal(0, 3, size=(2, 3, 6))
     before = z.copy()
     check_close(boss.log_softmax(z), log_softmax_oracle(z), what="log_softmax для массива формы (2, 3, 6)",
-                hint="нормировка — по последней оси (axis=-1, keepdims=True).")
+                hint="нормировка — по последней оси (словарю), в каждом состоянии своя: "
+                     "log π(a) = z_a − log Σ_b exp(z_b).")
     check_unchanged(before, z, name="logits", function="log_softmax")
 
 
@@ -280,10 +281,10 @@ def test_sample_answers_consistent(boss, lm, seed):
                 hint="EOS — настоящий токен ответа (его вероятность тоже учится), маска обнуляется ПОСЛЕ него.",
                 mistakes={"сам EOS не входит в маску": exp_mask * (tokens != lm.EOS)})
     has_eos = (tokens == lm.EOS).any(axis=1)
-    check_close(b["lengths"], exp_mask.sum(axis=1), what="batch['lengths'] = mask.sum(1)",
+    check_close(b["lengths"], exp_mask.sum(axis=1), what="batch['lengths'] — число единиц mask в каждом ответе",
                 hint="длина считает и сам EOS; оборванный ответ (EOS нет) имеет длину L.",
                 mistakes={"длина без токена EOS": exp_mask.sum(axis=1) - has_eos,
-                          "у оборванного ответа (без EOS) длина 1: argmax(tokens == EOS) не нашёл EOS и дал 0":
+                          "у оборванного ответа (без EOS) длина 1: поиск первого EOS через argmax не нашёл EOS и дал 0":
                               np.where(has_eos, exp_mask.sum(axis=1), 1)})
     pad = exp_mask == 0  # what lies on the padding is free, as long as it is a valid index (the docstring says EOS)
     check_that(np.all((tokens[pad] >= 0) & (tokens[pad] < lm.V))
@@ -315,7 +316,7 @@ def test_sample_answers_consistent(boss, lm, seed):
     for key, unmasked in (("logp", own_all), ("ref_logp", ref_all), ("values", w[where])):
         check_close(b[key][pad], np.zeros(pad.sum()), atol=1e-12,
                     what=f"batch['{key}'] на паддинге (после конца ответа): 0, как обещает docstring",
-                    hint="на позициях с mask = 0 запишите 0, например np.where(alive, …, 0.0).",
+                    hint="на позициях с mask = 0 (после конца ответа) запишите 0.",
                     mistakes={"на паддинге не обнулено: там значение для токена EOS в состоянии после конца":
                                   unmasked[pad]})
 
@@ -334,8 +335,9 @@ def test_sample_answers_distribution(boss, lm):
                    what=f"первый токен ответа на промпт {p} — случайный по π_θ, а не всегда самый вероятный",
                    expected=f"частоты ≈ {fmt(probs)}",
                    got=f"все {rows.sum()} ответов начинаются с самого вероятного токена",
-                   hint="выбирать argmax — не сэмплировать: берите токен случайно с вероятностями π_θ (rng.random() и "
-                        "обратная функция распределения, rng.choice или трюк Гумбеля).")
+                   hint="выбирать argmax — не сэмплировать: берите токен случайно, a_t ~ π_θ(·|s_t), со случайностью "
+                        "из переданного rng — например, обратной функцией распределения: первый токен a, у которого "
+                        "Σ_{b ≤ a} π_θ(b|s_t) ≥ u, u ~ U[0, 1).")
         check_that(np.all(np.abs(freq - probs) < 5 * sigma + 1e-3),
                    what=f"частоты первого токена ответа на промпт {p}", expected=fmt(probs), got=fmt(freq),
                    hint="сэмплируйте токен из softmax(theta[p, t, prev]) с помощью переданного rng.")
@@ -379,7 +381,7 @@ def test_token_rewards_hand_made(boss):
                 what="token_rewards для двух ответов "
                      "(расчёт — в docstring проверки в tests/s6-hw00-rl-foundations/test_boss.py)",
                 hint="r_t = −β·(log π − log π_ref) на каждом токене ответа, и к награде последнего настоящего токена "
-                     "(позиция mask.sum(1) − 1) прибавляется оценка RM; на паддинге 0.",
+                     "(позиция Σ_t m_t − 1, длина ответа минус 1) прибавляется оценка RM; на паддинге 0.",
                 mistakes=reward_mistakes(HAND["scores"], HAND["logp"], HAND["ref_logp"], HAND["mask"], 0.1))
     for name in HAND:
         check_unchanged(HAND[name], args[name], name=name, function="token_rewards")
@@ -401,8 +403,8 @@ def test_token_rewards_random(boss, seed):
         check_unchanged(before, after, name=name, function="token_rewards")
     got = check_close(answer, rewards_oracle(scores, logp, ref_logp, mask, beta),
                       what=f"token_rewards, B = {B}, L = {L}, β = {beta:.3f}",
-                      hint="r_t = −β·(log π − log π_ref) на токенах ответа, + оценка на позиции mask.sum(1) − 1; "
-                           "β и оценки — из аргументов.",
+                      hint="r_t = −β·(log π − log π_ref) на токенах ответа, + оценка на последнем настоящем токене "
+                           "(позиция Σ_t m_t − 1); β и оценки — из аргументов.",
                       mistakes=reward_mistakes(scores, logp, ref_logp, mask, beta))
     check_close(got.sum(axis=1), scores - beta * ((logp - ref_logp) * mask).sum(axis=1),
                 what="сумма наград каждого ответа")
@@ -463,8 +465,8 @@ def test_token_gae_long_answer(boss):
     check_close(adv, np.tile(0.95 ** np.arange(100, -1, -1), (2, 1)), atol=1e-9,
                 what="Â_t = 0.95^(100 − t) и для наград np.int64 (оценка 1 на 101-м токене, 0 на остальных)",
                 hint="награды бывают целыми: приводите их к float — np.asarray(rewards, dtype=float); массив, "
-                     "созданный как np.zeros_like(rewards) от целых наград, тоже целый и округляет Â_t.",
-                mistakes={"advantages — целый массив (np.zeros_like(rewards) от целых наград): Â_t округлены до целых":
+                     "созданный как zeros_like от целых наград, тоже целый и округляет Â_t.",
+                mistakes={"advantages — целый массив (zeros_like от целых наград): Â_t округлены до целых":
                           np.tile(np.trunc(0.95 ** np.arange(100, -1, -1)), (2, 1))})
 
 
@@ -868,7 +870,8 @@ THETA_MISTAKES = {
     "логиты берутся из theta до обновления, а не из текущей таблицы": dict(stale=True),
     "градиенты сложены в таблицу через g[idx] += d, а не np.add.at: из повторов одного состояния остаётся один вклад":
         dict(scatter="assign"),
-    "одна перестановка на все эпохи: rng.permutation(B) вызван один раз, а не в каждой эпохе": dict(shuffle="once"),
+    "одна перестановка на все эпохи: перестановку ответов берут из rng один раз, а не в каждой эпохе":
+        dict(shuffle="once"),
     "мини-батчи без перемешивания, по порядку ответов": dict(shuffle="none"),
     "счётчик шагов Adam начат заново с 0, а не продолжен с opt['t']": dict(t_start=0),
     "opt['t'] увеличен после шага Adam: adam_step получил номер шага на 1 меньше": dict(t_lag=1),
@@ -912,7 +915,8 @@ def test_ppo_update_replay(boss, lm, seed, setting):
     check_table(new_theta, exp["theta"], atol=1e-6,
                 what=f"theta после ppo_update ({kw['n_epochs']} эпохи × {kw['n_minibatches']} мини-батча, {setting})",
                 hint="таблица зависит от всего обновления; повторите порядок из docstring ppo_update шаг за шагом: "
-                     "эпохи → rng.permutation(B) → np.array_split → шаги 1–5.",
+                     "в каждой эпохе — новая перестановка B ответов из rng, мини-батчи — её n_minibatches частей "
+                     "подряд, как в docstring, и для каждого — шаги 1–6.",
                 mistakes=named("theta", THETA_MISTAKES))
     check_table(new_w, exp["w"], atol=1e-6, what="таблица критика w после ppo_update",
                 hint="критик учится на batch['returns'] (цели R̂_t) с весом c_v тем же Adam, что и политика "
@@ -987,8 +991,8 @@ def test_kl_and_entropy(boss):
     with np.errstate(all="ignore"):
         out = boss.kl_and_entropy(logits, ref, np.array([[1.0, 1.0, 0.0]]))
     kl, ent = check_pair(out, "kl_and_entropy возвращает (kl_ref, entropy)", names=("kl_ref", "entropy"))
-    hint = ("log π — из log_softmax: (z − max) − log Σ exp(z − max), не np.log(softmax): вероятность exp(−1000) = 0, "
-            "log 0 = −inf, а 0·log 0 = NaN, хотя предел π·log π — 0.")
+    hint = ("log π — из log_softmax: (z − max) − log Σ exp(z − max), не логарифм вероятностей softmax: вероятность "
+            "exp(−1000) = 0, log 0 = −inf, а 0·log 0 = NaN, хотя предел π·log π — 0.")
     check_float(kl, np.log(2) + 0.8 * np.log(1.6) + 0.2 * np.log(0.4), atol=1e-9,
                 what="kl_ref, когда логиты состояния отличаются на 1000 (π = [1, 0])", hint=hint)
     check_float(ent, h2 / 2, atol=1e-9, what="entropy, когда логиты отличаются на 1000 (π = [1, 0], H = 0)", hint=hint)
@@ -999,8 +1003,8 @@ def test_kl_and_entropy(boss):
     with np.errstate(all="ignore"):
         out = boss.kl_and_entropy(logits, ref, np.array([[1.0, 1.0, 0.0]]))
     kl, ent = check_pair(out, "kl_and_entropy возвращает (kl_ref, entropy)", names=("kl_ref", "entropy"))
-    hint = ("max — по последней оси, у каждого состояния свой: z − z.max(axis=-1, keepdims=True). Общий max всего "
-            "массива (z.max()) оставляет состояние, чьи логиты на 2000 ниже, с Σ exp = 0 и log 0 = −inf.")
+    hint = ("max — по последней оси, у каждого состояния свой: z_a − max_b z_b. Общий max всего массива (по всем "
+            "элементам) оставляет состояние, чьи логиты на 2000 ниже, с Σ exp = 0 и log 0 = −inf.")
     check_float(kl, 0.8 * np.log(1.6) + 0.2 * np.log(0.4), atol=1e-9,
                 what="kl_ref, когда логиты состояния лежат на 2000 ниже максимума батча", hint=hint)
     check_float(ent, (np.log(2) + h2) / 2, atol=1e-9,
@@ -1150,12 +1154,10 @@ def test_train_replay(boss, lm):
     check_history_replay(boss, lm, history, expected, variants,
                          what="history по обновлениям (строки — обновления 1–3; столбцы — "
                               + ", ".join(REPLAY_KEYS) + ")",
-                         hint="каждое обновление train — по порядку docstring: "
-                              "prompt_ids = rng.integers(N_PROMPTS, size=batch_size) → "
-                              "sample_answers(theta, w, ref_theta, prompt_ids, rng) → token_rewards с β → "
-                              "token_gae с γ и λ → kl_and_entropy до обновления → "
-                              "ppo_update(…, rng, opt, lr, n_epochs, n_minibatches, eps, c_v, c_e); "
-                              "новые theta, w и opt идут в следующее обновление.")
+                         hint="каждое обновление train — по шагам 1–5 docstring, с одним и тем же rng: промпты "
+                              "батча из rng → sample_answers → token_rewards с β → token_gae с γ и λ → "
+                              "kl_and_entropy до обновления → ppo_update со всеми переданными lr, n_epochs, "
+                              "n_minibatches, eps, c_v, c_e; новые theta, w и opt идут в следующее обновление.")
 
 
 @graded("Обучение PPO по умолчанию: оценка от ≤ 0.3 до ≥ 0.9, KL к референсу < 6 нат (seed {seed})", subject="train")
@@ -1166,7 +1168,8 @@ def test_train_reaches_goal(default_training, seed):
     first, last = scores[0], scores[-5:].mean()
     check_that(first <= SCORE_START, what="оценка первого батча (политика = копия SFT-модели)",
                expected=f"≤ {SCORE_START}", got=f"{first:.3f}",
-               hint="train начинает с theta = toy_lm.reference_theta(), а не со случайной или нулевой таблицы.")
+               hint="train начинает с копии SFT-модели (reference_theta из toy_lm, как в docstring), а не со "
+                    "случайной или нулевой таблицы.")
     check_that(last >= SCORE_GOAL, what=f"средняя оценка за последние 5 обновлений (из {len(history)})",
                expected=f"≥ {SCORE_GOAL}", got=f"{last:.3f}; по обновлениям: {np.round(scores[::5], 2).tolist()}",
                hint="проверьте по отдельности награды, GAE, градиенты и ppo_update: их проверки точнее.")
@@ -1214,7 +1217,8 @@ def test_train_deterministic_and_monitoring(boss):
     check_that(len(a) == 6, what="train(n_updates=6) — 6 записей в history", got=str(len(a)))
     same = all(float(x[k]) == float(y[k]) for x, y in zip(a, b) for k in HISTORY_KEYS)
     check_that(same, what="два запуска train(seed=3) дают одинаковую history",
-               hint="единственный источник случайности — np.random.default_rng(seed), созданный в train.")
+               hint="единственный источник случайности — генератор, созданный в train из seed (как в docstring): "
+                    "его же получают sample_answers и ppo_update.")
     check_that(any(float(x["score"]) != float(y["score"]) for x, y in zip(a, c)),
                what="train(seed=3) и train(seed=4) дают разные оценки", hint="используйте seed.")
     check_float(a[0]["kl_ref"], 0.0, atol=1e-12, what="kl_ref первого обновления: политика — копия референса",
@@ -1308,9 +1312,10 @@ def test_train_grpo(boss, lm, seed):
     check_history_replay(boss, lm, replayed, train_replay(boss, lm, 2, seed, algo="grpo", **GRPO_REPLAY), variants,
                          what="history train(algo='grpo', n_updates=2, batch_size=32, group_size=4, beta=0.05) по "
                               "обновлениям (столбцы — " + ", ".join(REPLAY_KEYS) + ")",
-                         hint="промпты GRPO — np.repeat(rng.integers(N_PROMPTS, size=B // group_size), group_size): "
-                              "group_size подряд идущих ответов на один промпт; adv = grpo_advantages на всех токенах "
-                              "ответа, returns — нули; ppo_update(…, algo='grpo', beta=β).")
+                         hint="промпты GRPO — как в docstring: из rng берут B / group_size промптов и каждый "
+                              "повторяют group_size раз подряд — группа из group_size подряд идущих ответов на один "
+                              "промпт; adv = grpo_advantages на всех токенах ответа, returns — нули; ppo_update с "
+                              "algo='grpo' и beta=β.")
     history = _history(boss, algo="grpo", n_updates=80, seed=seed)
     last = float(np.mean([h["score"] for h in history[-5:]]))
     check_that(last >= 0.85, what="средняя оценка GRPO за последние 5 обновлений", expected="≥ 0.85", got=f"{last:.3f}")

@@ -81,7 +81,7 @@ def replay_mistakes(name, episodes, n_states, n_actions, alpha, gamma):
     if name == "sarsa" and n_actions == 2:
         out[FRESH] = replay(episodes, n_states, n_actions, alpha, gamma, "other")
     if name == "q_learning":
-        out["max взят по всей таблице Q, а нужен максимум по действиям в s': Q[s'].max()"] = replay(
+        out["max взят по всей таблице Q, а нужен максимум по действиям в s': max_b Q(s', b)"] = replay(
             episodes, n_states, n_actions, alpha, gamma, "table_max")
     out["после terminated всё равно бутстрапят Q следующего наблюдения: у конечного перехода будущего нет"] = replay(
         episodes, n_states, n_actions, alpha, gamma, rule, bootstrap_terminal=True)
@@ -173,8 +173,10 @@ def _time_limit_defer(control, name):
     return simpler_failure(control, name)
 
 
-RNG_PER_EPISODE = ("генератор создаётся заново в каждом эпизоде (rng = np.random.default_rng(seed) внутри цикла по "
-                   "эпизодам), и все эпизоды повторяют одни и те же случайные выборы: создайте rng один раз, до цикла")
+RNG_PER_EPISODE = ("генератор создаётся заново в каждом эпизоде (default_rng(seed) внутри цикла по эпизодам), и все "
+                   "эпизоды повторяют одни и те же случайные выборы: по docstring генератор из seed один на весь "
+                   "запуск, его создают один раз, до цикла")
+ONE_RNG = "по docstring генератор один на весь запуск: его создают из seed один раз, до цикла по эпизодам."
 
 
 @probe(False)
@@ -192,7 +194,7 @@ def learns_terminal_step(control, name):
 
 EPSILON_LOST = ("Похоже на типичную ошибку: ε, переданный {name}, не доходит до epsilon_greedy — "
                 "при ε = 0 агент всё равно делает не жадные действия. "
-                "Передайте свой epsilon: epsilon_greedy(Q[s], epsilon, rng), а не число из кода.")
+                "Действия выбирает epsilon_greedy с тем ε, который получил {name}, а не с числом из кода.")
 DEFER_GREEDY = ("сначала исправьте epsilon_greedy (проверки «ε-жадный выбор …» выше): {name} выбирает действия "
                 "через него, и его ошибка видна и здесь.")
 DEFER_EPSILON = ("сначала исправьте проверку «{name} действует ε-жадно с переданным ε» выше: частоты действий агента "
@@ -201,7 +203,7 @@ DEFER_FORK = ("сначала исправьте проверки «Развил
 
 
 INVERTED = ("Похоже на типичную ошибку: ε и 1 − ε перепутаны — при ε = 1 ответ всегда жадный, при ε = 0 случайный. "
-            "Случайное действие берут с вероятностью ε: if rng.random() < epsilon.")
+            "Случайное действие берут с вероятностью ε, жадное — с вероятностью 1 − ε.")
 
 
 @probe(False)
@@ -223,7 +225,8 @@ def test_epsilon_greedy_greedy(control):
     got = call_many(control.epsilon_greedy, 200, q, 0.0, rng)
     check_that(all(isinstance(a, (int, np.integer)) for a in got),
                what="epsilon_greedy возвращает номер действия (int)",
-               expected="int", got=type(got[0]).__name__, hint="верните int(...) — номер действия, а не массив.")
+               expected="int", got=type(got[0]).__name__,
+               hint="верните номер действия — целое число (int), а не массив.")
     hint = "при ε = 0 исследования нет: только argmax_a Q(s, a)."
     if set(int(a) for a in got) != {1} and inverted(control):
         hint = INVERTED
@@ -237,8 +240,9 @@ def test_epsilon_greedy_greedy(control):
     got = [int(a) for a in call_many(control.epsilon_greedy, 50, [1.0, 1.0 + 1e-6, 0.0], 0.0, rng)]
     check_that(set(got) == {1}, what="epsilon_greedy(Q = [1, 1 + 10⁻⁶, 0], ε = 0) 50 раз: Q почти равны, но не равны",
                expected="всегда действие 1", got=f"частоты действий {fmt(np.bincount(got, minlength=3)[:3] / 50, 3)}",
-               hint=("ничья — только у точно равных Q: жадные действия — np.flatnonzero(q == q.max()); np.isclose "
-                     "(допуск 1e-5) считает равными и Q, различающиеся на 10⁻⁶.") if set(got) <= {0, 1} else hint)
+               hint=("ничья — только у точно равных Q: жадные действия — те a, у которых Q(s, a) в точности равно "
+                     "max_b Q(s, b); np.isclose (допуск 1e-5) считает равными и Q, различающиеся на 10⁻⁶.")
+               if set(got) <= {0, 1} else hint)
 
 
 @graded("ε-жадный выбор: ничьи в argmax разбиваются случайно (в начале обучения Q = 0 везде)", subject="epsilon_greedy")
@@ -256,8 +260,8 @@ def test_epsilon_greedy_ties(control):
     check_that(0.45 <= freq[1] <= 0.55, what=f"epsilon_greedy(Q = [1, 3, 3, 0], ε = 0), {n} вызовов: ничья 1 и 2",
                expected="каждое из действий 1 и 2 примерно в половине случаев (0.45–0.55)",
                got=f"частоты действий {fmt(freq, 3)}",
-               hint="np.argmax всегда берёт первое из равных. Выберите случайно среди всех argmax: "
-                    "rng.choice(np.flatnonzero(q == q.max())).")
+               hint="np.argmax всегда берёт первое из равных. При ничьей выбирайте равновероятно среди всех действий "
+                    "с Q(s, a) = max_b Q(s, b), случайностью из переданного rng.")
 
 
 @graded("ε-жадный выбор: P(жадное) = 1 − ε + ε/A, P(остальные) = ε/A", subject="epsilon_greedy")
@@ -282,8 +286,8 @@ def test_epsilon_greedy_uses_rng(control):
     second = [int(a) for a in call_many(control.epsilon_greedy, 100, q, 0.5, np.random.default_rng(3))]
     check_that(first == second, what="два генератора default_rng(3) дают одинаковые 100 выборов",
                expected="одинаковые последовательности", got="разные",
-               hint="берите случайность только из аргумента rng (rng.random(), rng.integers(), rng.choice()), "
-                    "не из np.random.* и не из random.")
+               hint="берите случайность только из аргумента rng (вызывайте методы самого rng), "
+                    "не из np.random.* и не из модуля random.")
 
 
 # ---- the update rules, pinned by hand and by replay -----------------------------------------
@@ -362,7 +366,7 @@ def test_fork_time_limit(control, name):
                    got=f"длины эпизодов {lengths}" + ("\nПохоже на типичную ошибку: эпизод кончается только на "
                                                       "terminated, а после truncated (лимит шагов) агент идёт "
                                                       "дальше." if past_limit else ""),
-                   hint="while not (terminated or truncated): ...")
+                   hint="эпизод кончается на первом шаге, где terminated или truncated.")
         (_, b1, r1, *_), = env.episodes[0]
         (_, a, _, *_), = env.episodes[1]
         (_, b3, r3, *_), = env.episodes[2]
@@ -399,7 +403,7 @@ def test_epsilon_is_used(control, name):
     Как только действие 0 попробовано, Q(0, 0) > 0 — единственный максимум, и доля остальных действий — это
     исследование: при ε = 0 их нет совсем, при ε = 1 все три действия по 1/3, при ε = 0.3 жадное в
     1 − ε + ε/3 = 80% случаев."""
-    hint = (f"{name} должен выбирать действия ε-жадно с тем ε, что ему передан (epsilon_greedy(Q[s], epsilon, rng)), "
+    hint = (f"{name} должен выбирать действия ε-жадно по Q(s, ·) (через epsilon_greedy) с тем ε, что ему передан, "
             "а не с числом, записанным в коде.")
     defer = []  # probed once, and only when an answer is wrong
 
@@ -428,7 +432,7 @@ def test_epsilon_is_used(control, name):
         failure_hint = hint if close else hint_on_failure()
         if eps == 1 and len(set(actions)) == 1 and failure_hint == hint:  # 3000 uniform draws that all agree
             mistakes = {RNG_PER_EPISODE: freq}
-            failure_hint = "один генератор на весь запуск: rng = np.random.default_rng(seed) до цикла по эпизодам."
+            failure_hint = ONE_RNG
         check_close(freq, expected, atol=0.055, rtol=0,
                     what=f"{name}(бандит, {n} эпизодов, ε = {eps:g}): частоты действий 0, 1, 2 (допуск ±0.055)",
                     hint=failure_hint,
@@ -452,7 +456,7 @@ def test_first_action_breaks_ties_at_random(control, name):
     check_that(len(set(first)) > 1, what=f"{name}(бандит с одним состоянием, 1 эпизод, ε = 0) при seed = 0…19: "
                "первое действие", expected="разные действия при разных seed",
                got=f"действия {first}" + argmax_first,
-               hint=f"{name} выбирает действия через epsilon_greedy(Q[s], epsilon, rng): при равных Q — случайное из "
+               hint=f"{name} выбирает действия ε-жадно по Q(s, ·), как epsilon_greedy: при равных Q — случайное из "
                     "лучших, а не первое по номеру.")
 
 
@@ -470,7 +474,7 @@ def test_replay_random_mdp(control, name, seed):
     check_that(all(ends) and all(not (t[4] or t[5]) for ep in env.episodes for t in ep[:-1]),
                what=f"{name}: эпизод идёт до terminated или truncated и на этом заканчивается",
                expected="конец эпизода ровно на первом terminated/truncated", got="не так",
-               hint="while not (terminated or truncated): ...")
+               hint="эпизод кончается на первом шаге, где terminated или truncated.")
     check_close(Q, replay(env.episodes, 6, 3, alpha, gamma, RULES[name]),
                 what=f"{NAMES[name]}: Q после {n} эпизодов на случайной MDP (α = {alpha}, γ = {gamma}, ε = {eps})",
                 hint="после каждого шага: Q(s, a) += α·(цель − Q(s, a)); цель = r при terminated, иначе "
@@ -505,7 +509,7 @@ def test_episode_returns(control, envs, name):
                what=f"{name} на обрыве с лимитом 25 шагов: эпизод кончается на truncated",
                expected="10 эпизодов, каждый не длиннее 25 шагов",
                got=f"{len(env.episodes)} эпизодов, самый длинный {max(len(ep) for ep in env.episodes)} шагов",
-               hint="эпизод кончается и на terminated, и на truncated: while not (terminated or truncated): ...")
+               hint="эпизод кончается и на terminated, и на truncated: шаги идут, пока нет ни того, ни другого.")
 
 
 def seeding_diagnosis(seeds, episodes):
@@ -532,7 +536,7 @@ def test_deterministic(control, envs, name):
     Q3, r3 = _run(control, name, envs.CliffWalking(), 40, fresh_env=True, seed=8)
     check_that(np.array_equal(np.asarray(Q1), np.asarray(Q2)) and np.array_equal(np.asarray(r1), np.asarray(r2)),
                what=f"{name}(env, 40, seed=7) дважды", expected="одинаковые Q и episode_returns", got="разные",
-               hint="вся случайность — из одного генератора np.random.default_rng(seed).")
+               hint="вся случайность агента — из одного генератора, созданного из seed (как в docstring).")
     check_that(not np.array_equal(np.asarray(r1), np.asarray(r3)), what=f"{name}: seed = 7 и seed = 8",
                expected="разные episode_returns", got="одинаковые", hint="seed должен задавать генератор.")
     # the environment's randomness: reset(seed=seed) in the first episode only. On the random walk the agent's only
@@ -546,8 +550,8 @@ def test_deterministic(control, envs, name):
                expected="эпизоды RandomWalk().episodes(8, seed=5): первый — после env.reset(seed=5), следующие — после "
                         "env.reset() без seed",
                got=f"seed в env.reset по эпизодам: {env.seeds}" + seeding_diagnosis(env.seeds, played),
-               hint="по docstring: s, _ = env.reset(seed=seed) if episode == 0 else env.reset() — зерно среды задают "
-                    "один раз, в первом эпизоде, и дальше её генератор идёт своим ходом.")
+               hint="по docstring зерно среды задают один раз: seed передают в reset только в первом эпизоде, "
+                    "следующие начинаются с reset без seed, и генератор среды идёт своим ходом.")
     # the agent's randomness: one generator for the whole run. Generators made per episode as default_rng(seed +
     # episode) make the run for seed 31 the run for seed 30 shifted by one episode (at ε = 1, one-step episodes).
     actions = {}
@@ -557,12 +561,12 @@ def test_deterministic(control, envs, name):
         actions[seed] = [ep[0][1] for ep in env.episodes if ep]
     shifted = len(actions[30]) == len(actions[31]) == 40 and actions[30][1:] == actions[31][:-1]
     diagnosis = (RNG_PER_EPISODE if len(set(actions[30])) == 1 else
-                 "генератор создаётся в каждом эпизоде заново, rng = np.random.default_rng(seed + номер эпизода)")
+                 "генератор создаётся в каждом эпизоде заново, default_rng(seed + номер эпизода)")
     check_that(not shifted, what=f"{name}(бандит, 40 эпизодов, ε = 1): действия при seed = 30 и seed = 31",
                expected="разные последовательности случайных действий",
                got=f"seed = 31 повторяет seed = 30 со сдвигом на один эпизод: {actions[30][1:11]} … и "
                    f"{actions[31][:10]} …\nПохоже на типичную ошибку: {diagnosis}.",
-               hint="один генератор на весь запуск: rng = np.random.default_rng(seed) до цикла по эпизодам.")
+               hint=ONE_RNG)
 
 
 # ---- the cliff: the textbook picture, over several seeds ------------------------------------

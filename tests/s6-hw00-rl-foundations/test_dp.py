@@ -97,7 +97,8 @@ def evaluation_mistakes(P, R, policy, gamma):
     S = len(r_pi)
     out = {"взят max по действиям, а не среднее по π (получилась V*, а не V^π)": oracle_v_star(P, R, gamma)
            if R.shape[0] <= 8 else None,
-           "P_π транспонирована: (I − γP_πᵀ)V = r_π (V @ P_π вместо P_π @ V или сумма не по той оси)":
+           "P_π транспонирована: (I − γP_πᵀ)V = r_π (Σ_s P_π[s, s']·V(s) вместо Σ_{s'} P_π[s, s']·V(s'): "
+           "сумма не по той оси)":
                np.linalg.solve(np.eye(S) - gamma * P_pi.T, r_pi),
            "награды не взвешены по π: r_π взято как среднее R по действиям":
                np.linalg.solve(np.eye(S) - gamma * P_pi, R.mean(axis=1)),
@@ -148,7 +149,8 @@ def check_policy(policy, S, A, what):
     arr = as_array(policy, what)
     check_that(arr.shape == (S, A), what=f"{what}: форма политики", expected=f"[S, A] = ({S}, {A})",
                got=fmt(arr), hint="похоже, вернули номера действий (argmax); политика — матрица [S, A] вероятностей "
-                                  "π(a|s), у детерминированной — one-hot строки: np.eye(A)[actions]."
+                                  "π(a|s), у детерминированной — one-hot строки: π(a|s) = 1 у выбранного действия "
+                                  "и 0 у остальных."
                if arr.shape == (S,) else "политика — матрица [S, A] вероятностей π(a|s) (one-hot строки).")
     check_that(bool(np.all(arr >= -1e-12) and np.allclose(arr.sum(axis=1), 1.0, atol=1e-6)),
                what=f"{what}: строки политики — распределения", expected="π(a|s) ≥ 0, сумма по a равна 1",
@@ -286,7 +288,8 @@ def test_chain_q_from_v(dp):
     """При V = [10, 0] и γ = 0.9: Q(0, «остаться») = 1 + 0.9·10 = 10, Q(0, «уйти») = 5 + 0.9·0 = 5, Q(1, ·) = 0."""
     check_close(dp.q_from_v(CHAIN_P, CHAIN_R, [10.0, 0.0], 0.9), [[10.0, 5.0], [0.0, 0.0]],
                 what="q_from_v для цепочки, V = [10, 0], γ = 0.9",
-                hint="Q(s, a) = R[s, a] + γ·Σ_{s'} P[s, a, s']·V(s') — например, R + γ·(P @ V).",
+                hint="Q(s, a) = R[s, a] + γ·Σ_{s'} P[s, a, s']·V(s'): сумма — по следующему состоянию s', "
+                     "последней оси P.",
                 mistakes={"γ не учтён": [[11.0, 5.0], [0.0, 0.0]],
                           "γ умножает и награду: γ·(R + P·V), а нужно R + γ·P·V": [[9.9, 4.5], [0.0, 0.0]],
                           "сумма по оси s, а не s'":
@@ -304,7 +307,8 @@ def test_q_from_v_random(dp, seed):
     args = [P.copy(), R.copy(), V.copy()]
     check_close(dp.q_from_v(*args, gamma), oracle_q(P, R, V, gamma),
                 what=f"q_from_v, S = {S}, A = {A}, γ = {gamma:.3f}",
-                hint="Q[s, a] = R[s, a] + γ·Σ_{s'} P[s, a, s']·V[s'] — например, R + γ·(P @ V).",
+                hint="Q[s, a] = R[s, a] + γ·Σ_{s'} P[s, a, s']·V[s']: сумма — по следующему состоянию s', "
+                     "последней оси P.",
                 mistakes={"сумма по оси s, а не s'": R + gamma * np.einsum("sat,s->sa", P, V), "γ не учтён": R + P @ V,
                           "γ умножает и награду: γ·(R + P·V), а нужно R + γ·P·V": gamma * (R + P @ V)})
     for name, before, after in zip(["P", "R", "V"], [P, R, V], args):
@@ -315,9 +319,9 @@ def test_q_from_v_random(dp, seed):
     check_close(dp.q_from_v(P.copy(), R_int.copy(), V.copy(), gamma), expected,
                 what=f"q_from_v с целыми наградами R (np.int64), S = {S}, A = {A}, γ = {gamma:.3f}",
                 hint="R из целых чисел — обычное дело (−1 за ход в мире-сетке): считайте в float, "
-                     "np.asarray(R, dtype=float); массив Q, созданный как np.zeros_like(R), был бы целым.",
-                mistakes={"Q — целый массив (np.zeros_like(R) от целых наград или R без dtype=float): каждое "
-                          "Q(s, a) = R + γ·P·V округлено до целого": np.trunc(expected)})
+                     "np.asarray(R, dtype=float); массив Q, созданный по образцу целого R (zeros_like), был бы целым.",
+                mistakes={"Q — целый массив (создан по образцу целого R, zeros_like, или R взят без dtype=float): "
+                          "каждое Q(s, a) = R + γ·P·V округлено до целого": np.trunc(expected)})
 
 
 # ---- value and policy iteration ------------------------------------------------------------------
@@ -356,9 +360,9 @@ TIE_P = [[[0.0, 0.0, 1.0]] * 3] * 3
 TIE_R = [[1.0, 1.0 + 1e-10, 0.5], [0.0, 2.0, 2.0 + 1e-10], [0.0, 0.0, 0.0]]
 TIE_RULE = [0, 1, 0]  # the lowest action among those within the tolerance of the max
 TIE_BARE_ARGMAX = [1, 2, 0]
-TIE_HINT = ("правило равенства: из действий, у которых Q(s, a) ≥ max_a Q(s, a) − 1e-8·max(1, |max_a Q(s, a)|), "
-            "берите меньший номер — например, np.argmax(Q >= best − tol, axis=1), где best = Q.max(axis=1, "
-            "keepdims=True): argmax булева массива — первый True.")
+TIE_HINT = ("правило равенства: в каждом состоянии s равными максимуму считаются все действия с "
+            "Q(s, a) ≥ max_b Q(s, b) − 1e-8·max(1, |max_b Q(s, b)|), и из них берётся действие с наименьшим номером, "
+            "а не то, чьё Q больше всех: у равноценных действий Q различаются лишь ошибкой округления.")
 
 
 # The rule at its edge, on the same kind of MDP (Q = R exactly): each near-tie lies 0.1% inside or outside the
@@ -376,7 +380,7 @@ TIE_EDGE_HINT = ("допуск правила — 1e-8·max(1, |max_a Q(s, a)|):
                  "действие, лучшее больше чем на допуск, не равно максимуму, а в пределах допуска берётся меньший "
                  "номер.")
 TIE_EDGE_MISTAKES = {
-    "равенство через np.isclose(Q, max Q): его допуск (rtol = 1e-5) шире правила, и действие, лучшее на "
+    "равенство по np.isclose с max Q: его допуск (rtol = 1e-5) шире правила, и действие, лучшее на "
     "1.001·10⁻⁸, тоже сочтено равным": [0, 0, 0, 0, 0],
     "допуск 1e-8 без множителя max(1, |max Q|): при Q ≈ ±1000 разница 0.999·10⁻⁵ по правилу — равенство":
         [1, 1, 0, 1, 0],
@@ -630,15 +634,15 @@ def test_bad_rows(dp):
     for name, call in _five_calls(dp, P_bad, R, pi, V).items():
         with about(name):
             expect_value_error(call, f"{name}: строка P[1, 0, :] в сумме 0.9",
-                               "проверьте в начале функции, что P ≥ 0 и P.sum(axis=2) ≈ 1 (np.allclose), "
-                               "иначе raise ValueError(...).")
+                               "проверьте в начале функции, что P ≥ 0 и Σ_{s'} P[s, a, s'] ≈ 1 (с допуском) для "
+                               "каждой пары (s, a), иначе бросьте ValueError.")
     pi_bad = pi.copy()
     pi_bad[2] = [0.7, 0.7]
     for name in ["solve_bellman", "policy_evaluation"]:
         with about(name):
             expect_value_error(lambda name=name: getattr(dp, name)(P, R, pi_bad, 0.9),
                                f"{name}: строка политики в сумме 1.4",
-                               "строки policy — распределения π(·|s): проверьте policy.sum(axis=1) ≈ 1.")
+                               "строки policy — распределения π(·|s): проверьте, что Σ_a π(a|s) ≈ 1 в каждом s.")
     # rows that do sum to 1 but hold a negative "probability"
     P_neg = P.copy()
     P_neg[1, 0] = [1.2, -0.2, 0.0, 0.0]
@@ -647,12 +651,14 @@ def test_bad_rows(dp):
     for name, call in _five_calls(dp, P_neg, R, pi, V).items():
         with about(name):
             expect_value_error(call, f"{name}: строка P[1, 0, :] = [1.2, −0.2, 0, 0] (сумма 1, но вероятность < 0)",
-                               "сумма строки — не всё: вероятности ещё и неотрицательны. Проверьте np.all(P >= 0).")
+                               "сумма строки — не всё: вероятности ещё и неотрицательны. Проверьте, что все "
+                               "P[s, a, s'] ≥ 0.")
     for name in ["solve_bellman", "policy_evaluation"]:
         with about(name):
             expect_value_error(lambda name=name: getattr(dp, name)(P, R, pi_neg, 0.9),
                                f"{name}: строка политики [1.5, −0.5] (сумма 1, но вероятность < 0)",
-                               "π(a|s) ≥ 0: проверьте np.all(policy >= 0), а не только сумму строк.")
+                               "π(a|s) ≥ 0: проверьте, что все вероятности политики неотрицательны, а не только "
+                               "сумму строк.")
     # good input whose rows sum to 1 only up to rounding must not be rejected
     P, R, pi = (np.array(x, dtype=np.float32) for x in (ROUNDED_P, ROUNDED_R, ROUNDED_PI))
     for name, call in _five_calls(dp, P, R, pi, np.array([1.0, -2.0, 0.0])).items():
@@ -663,9 +669,9 @@ def test_bad_rows(dp):
                 check_that(False, what=f"{name}: строки P и policy — вероятности float32, например [0.6, 0.3, 0.1]; "
                                        "их суммы — 1 с точностью округления (в float64 — 1 ± 4·10⁻⁸)",
                            expected="ответ: вход корректный", got=f"ValueError: {str(error)[:200]}",
-                           hint="сравнивайте суммы строк с 1 с допуском — np.allclose(P.sum(axis=2), 1, atol=1e-6), а "
-                                "не == 1 и не с допуском машинной точности float64 (2·10⁻¹⁶): вероятности float32 "
-                                "складываются в 1 лишь с точностью ~10⁻⁷.")
+                           hint="сравнивайте суммы строк с 1 с допуском — |Σ_{s'} P[s, a, s'] − 1| ≤ 10⁻⁶, а не на "
+                                "точное равенство и не с допуском машинной точности float64 (2·10⁻¹⁶): вероятности "
+                                "float32 складываются в 1 лишь с точностью ~10⁻⁷.")
 
 
 @graded("Плохой вход: несогласованные формы P, R, policy, V → ValueError",

@@ -324,8 +324,8 @@ def test_returns_courier(mc_td):
         check_close(mc_td.discounted_returns(ints, 0.9), [2.62, 1.8, 2.0],
                     what=f"discounted_returns([1, 0, 2], γ = 0.9): награды — {text}",
                     hint="награды бывают целыми: считайте отдачи в float — np.asarray(rewards, dtype=float); массив G, "
-                         "созданный как np.zeros_like(rewards) от целых наград, тоже целый и округляет G_t.",
-                    mistakes={"G — целый массив (np.zeros_like(rewards) от целых наград или rewards без dtype=float): "
+                         "созданный как zeros_like от целых наград, тоже целый и округляет G_t.",
+                    mistakes={"G — целый массив (zeros_like от целых наград или rewards без dtype=float): "
                               "отдачи округлены до целых": [2.0, 1.0, 2.0]})
 
 
@@ -510,9 +510,9 @@ def test_td0_truncated_bootstraps(mc_td):
     got = mc_td.td0_prediction(copy.deepcopy(truncated), 3, 0.5, 0.9, V0=[1, 2, 2])
     check_close(got, [1.4, 2.0, 2.0],
                 what="td0_prediction, тот же оборванный переход, V0 = [1, 2, 2] — список целых чисел",
-                hint="V0 бывает целым: копируйте его в float — np.array(V0, dtype=float); np.array(V0) и "
-                     "np.asarray(V0) без dtype дают целый массив, и V(s) += α·δ округляется.",
-                mistakes={"V — целый массив: V0 взят без dtype=float (np.array(V0) или np.asarray(V0)), и каждое "
+                hint="V0 бывает целым: копируйте его в float — np.array(V0, dtype=float); копия без dtype=float "
+                     "(np.array, np.asarray) — тоже целый массив, и V(s) += α·δ округляется.",
+                mistakes={"V — целый массив: V0 скопирован без dtype=float (np.array или np.asarray), и каждое "
                           "обновление V(s) += α·δ округлено до целого": [1.0, 2.0, 2.0]})
     got = mc_td.td0_prediction(copy.deepcopy(terminated), 3, 0.5, 0.9, V0=list(V0))
     mistakes = td_mistakes(terminated, 3, 0.5, 0.9, V0, only=["no_mask", "skip_terminal", "sign", "V0"])

@@ -97,7 +97,8 @@ def _var(grads, **kwargs):
 BANDIT_MISTAKES = {  # name for the student: (the trajectory's mistake, how π and the variance are read from it)
     "baseline b обновлён до того, как посчитан вес r − b (b ← b + 0.05·(r − b) стоит раньше w = r − b): вес шага t "
     "должен видеть старое b, а обновление b — последняя строка шага": ("baseline_first", "before", "early"),
-    "шум награды взят до выбора действия: порядок вызовов rng — сначала rng.choice(3, p=π), потом rng.normal(0, 1)":
+    "шум награды взят до выбора действия: порядок вызовов rng — как в docstring, сначала действие a ~ π, потом шум "
+    "награды N(0, 1)":
         ("noise_first", "before", "early"),
     "baseline — простое среднее всех наград, а нужно бегущее среднее b ← b + 0.05·(r − b)":
         ("mean_so_far", "before", "early"),
@@ -203,8 +204,8 @@ def test_softmax_random(policy_gradient):
     batch = rng.normal(0, 2, size=(4, 5))
     expected = np.stack([np.exp(log_softmax_oracle(row)) for row in batch])
     check_close(policy_gradient.softmax(batch), expected, atol=1e-9, what="softmax батча формы (4, 5) по последней оси",
-                hint="максимум и сумма — по последней оси: "
-                     "z.max(axis=-1, keepdims=True), e.sum(axis=-1, keepdims=True).",
+                hint="максимум и сумма — по последней оси, у каждой строки свои: "
+                     "π_a = exp(z_a − max_b z_b) / Σ_c exp(z_c − max_b z_b) в пределах строки.",
                 mistakes={"нормировка по всему массиву, а не по каждой строке": np.exp(batch) / np.exp(batch).sum(),
                           "нормировка по первой оси (по столбцам), а не по последней":
                               np.exp(batch) / np.exp(batch).sum(axis=0, keepdims=True)})
@@ -239,8 +240,9 @@ def test_softmax_large_logits(policy_gradient):
         got = policy_gradient.softmax(batch.copy())
     check_close(got, np.stack([np.exp(log_softmax_oracle(row)) for row in batch]), atol=1e-9,
                 what="softmax батча [[1000, 999, 0], [−1000, −1001, −1002]] по последней оси",
-                hint="сдвиг — на максимум каждой строки: z − z.max(axis=-1, keepdims=True). Один максимум всего "
-                     "массива (z.max()) оставляет строку, чьи логиты на 2000 ниже, с exp = 0, и 0/0 = NaN.")
+                hint="сдвиг — на максимум каждой строки: z_a − max_b z_b, max по последней оси. Один максимум всего "
+                     "массива (max по всем элементам) оставляет строку, чьи логиты на 2000 ниже, с exp = 0, и "
+                     "0/0 = NaN.")
 
 
 @graded("∇ log softmax: пример урока [0, 1] − [0.5, 0.5] = [−0.5, 0.5]", subject="grad_log_softmax")
@@ -405,11 +407,11 @@ def test_bandit_table(policy_gradient, use_baseline, seed, pi, var):
     got_pi = as_array(got_pi, "pi из reinforce_bandit", ndim=1)
     check_that(got_pi.shape == (3,) and abs(got_pi.sum() - 1) < 1e-6, what="pi — распределение над тремя рычагами",
                expected="массив [3] с суммой 1", got=f"форма {got_pi.shape}, сумма {got_pi.sum():.4f}")
-    protocol = ("Протокол случайности из docstring: один rng = default_rng(seed); на шаге сначала rng.choice(3, p=π), "
-                "потом rng.normal(0, 1); b обновляется после шага с темпом 0.05; "
-                "pi — политика ДО последнего обновления.")
-    pi_hint, var_hint = protocol, ("np.var(g[:200], axis=0) — по каждому рычагу, ddof = 0, — и сумма по трём рычагам. "
-                                   + protocol)
+    protocol = ("Протокол случайности — как в docstring: один генератор из seed на весь запуск; на каждом шаге "
+                "сначала действие a ~ π, потом шум награды N(0, 1), других вызовов rng нет; b обновляется после шага "
+                "с темпом 0.05; pi — политика ДО последнего обновления.")
+    pi_hint, var_hint = protocol, ("дисперсия — по каждому рычагу отдельно, по оценкам g_t первых 200 шагов "
+                                   "(ddof = 0), и сумма по трём рычагам: Σ_a Var_t(g_{t,a}). " + protocol)
     pi_mistakes = {"вернули π после последнего обновления θ, а нужна политика, по которой выбрано последнее действие":
                    PI_AFTER_LAST_UPDATE.get((use_baseline, seed), [np.nan] * 3)}
     var_mistakes = {"дисперсия с ddof = 1": VAR_DDOF1.get((use_baseline, seed), np.nan)}

@@ -204,7 +204,8 @@ def returns_feedback(ppo, adv, ret, rewards, values, last_value, gamma, lam):
 def test_td_errors_courier(ppo):
     got = ppo.td_errors(COURIER_R, COURIER_V, 0.0, GAMMA)
     check_close(got, [0.35, -0.6, 1.0], what="td_errors для робота-курьера (r = [1, 0, 2], V = [2, 1.5, 1], γ = 0.9)",
-                hint="δ_t = r_t + γ·V(s_{t+1}) − V(s_t); следующие ценности — values[1:] и last_value.",
+                hint="δ_t = r_t + γ·V(s_{t+1}) − V(s_t); V(s_{t+1}) — следующий элемент values, у последнего шага — "
+                     "last_value.",
                 mistakes=td_mistakes(COURIER_R, COURIER_V, 0.0, GAMMA))
     # float64 arrays: np.asarray(x, dtype=float) is the caller's array itself, so δ must be a new array
     rewards, values = np.array(COURIER_R), np.array(COURIER_V)
@@ -307,7 +308,8 @@ def test_td_errors_random(ppo, seed):
     # copies: whether the inputs are left unchanged is the business of the checks of inputs, not of this one
     check_close(ppo.td_errors(rewards.copy(), values.copy(), last_value, gamma),
                 deltas_oracle(rewards, values, last_value, gamma), what=f"td_errors, T = {len(rewards)}",
-                hint="δ_t = r_t + γ·V(s_{t+1}) − V(s_t); следующие ценности — values[1:] и last_value.",
+                hint="δ_t = r_t + γ·V(s_{t+1}) − V(s_t); V(s_{t+1}) — следующий элемент values, у последнего шага — "
+                     "last_value.",
                 mistakes=td_mistakes(rewards, values, last_value, gamma))
 
 
@@ -373,8 +375,8 @@ def test_gae_types_and_inputs(ppo):
     for ints, text in (([1, 0, 2], "список целых чисел"), (np.array([1, 0, 2], dtype=np.int64), "массив np.int64")):
         adv, _ = gae_pair(ppo.gae(ints, COURIER_V, 0.0, GAMMA, 0.5), "gae с целыми наградами")
         hint = ("награды бывают целыми: приводите их к float — np.asarray(rewards, dtype=float); массив, созданный как "
-                "np.zeros_like(rewards) от целых наград, тоже целый и округляет Â_t.")
-        mistakes = {"advantages — целый массив (np.zeros_like(rewards) от целых наград): Â_t округлены до целых":
+                "zeros_like от целых наград, тоже целый и округляет Â_t.")
+        mistakes = {"advantages — целый массив (zeros_like от целых наград): Â_t округлены до целых":
                     np.trunc(right)}
         if not matches(adv, right) and not matches(
                 attempt(None, lambda: ppo.gae(COURIER_R, COURIER_V, 0.0, GAMMA, 0.5)[0]), right):
@@ -727,8 +729,8 @@ def test_boundaries_hand_made(ppo):
     check_close(adv, [0.36, -2.0, 4.064, 3.7], what="gae_with_boundaries на том же батче, награды [1, 0, 1, 2] — "
                                                     "массив np.int64",
                 hint="награды бывают целыми: приводите их к float — np.asarray(rewards, dtype=float); массив, "
-                     "созданный как np.zeros_like(rewards) от целых наград, тоже целый и округляет Â_t.",
-                mistakes={"advantages — целый массив (np.zeros_like от целых наград): Â_t округлены до целых":
+                     "созданный как zeros_like от целых наград, тоже целый и округляет Â_t.",
+                mistakes={"advantages — целый массив (zeros_like от целых наград): Â_t округлены до целых":
                           np.trunc([0.36, -2.0, 4.064, 3.7])})
 
 
@@ -808,7 +810,7 @@ def test_boundaries_parallel(ppo):
                      "`~` на целых числах даёт −1 и −2, а не «не конец».")
 
 
-@graded("Без концов эпизодов gae_with_boundaries совпадает с gae (last_value = next_values[-1])",
+@graded("Без концов эпизодов gae_with_boundaries совпадает с gae (last_value — последний элемент next_values)",
         subject="gae_with_boundaries")
 def test_boundaries_match_gae(ppo):
     rng = np.random.default_rng(5)
@@ -820,8 +822,8 @@ def test_boundaries_match_gae(ppo):
                         "gae_with_boundaries")
     check_close(adv, gae_explicit_sum(deltas_oracle(rewards, values, 0.7, 0.95), 0.95, 0.9),
                 what="gae_with_boundaries на одном эпизоде, который продолжается после батча",
-                hint="без концов эпизодов рекурсия идёт через весь батч, а последний шаг бутстрапит next_values[-1] — "
-                     "ровно gae(rewards, values, last_value=next_values[-1], γ, λ).")
+                hint="без концов эпизодов рекурсия идёт через весь батч, а последний шаг бутстрапит V(s_T) — последний "
+                     "элемент next_values: это обычный GAE всего батча с last_value = V(s_T).")
 
 
 # ---- bonus: the clipped value loss ---------------------------------------------------------

@@ -3,7 +3,7 @@ its probability underflows to 0, log 0 = −inf, and 0·(−inf) makes KL and th
 log-probabilities from log_softmax). Breaks kl_and_entropy; rejected by «Мониторинг: точный KL к референсу …», which
 now also takes logits 1000 apart."""
 BREAKS = "kl_and_entropy"
-NAMED_BY = ["не np.log(softmax)"]  # the hint that names this mistake in the first block
+NAMED_BY = ["не логарифм вероятностей softmax"]  # the hint that names this mistake in the first block
 import numpy as np
 
 

@@ -3,7 +3,7 @@ row whose logits lie about 2000 below the global maximum underflows, Σ exp = 0,
 log_softmax; rejected by «log_softmax: [1, 2, 3] и устойчивость …», which now also takes a batch with large logits in
 every row."""
 BREAKS = "log_softmax"
-NAMED_BY = ["Один max всего массива (z.max())"]  # the hint that names this mistake in the first block
+NAMED_BY = ["Один max всего массива"]  # the hint that names this mistake in the first block
 import numpy as np
 
 

@@ -2,7 +2,7 @@
 atol = 1e-8): far wider than the tie rule's 1e-8·max(1, |max Q|), so an action better by 1.001·10⁻⁸ (not a tie) loses
 to a lower index. Breaks value_iteration; rejected by «Правило равенства …»."""
 BREAKS = "value_iteration"
-NAMED_BY = ["равенство через np.isclose(Q, max Q)"]
+NAMED_BY = ["равенство по np.isclose с max Q"]
 import numpy as np
 
 

@@ -3,7 +3,7 @@ but in a batch a row whose logits lie far below the global maximum (logits −10
 to exp = 0 and gives 0/0 = NaN. Breaks softmax; rejected by «softmax численно устойчив …», which now also takes a
 batch [2, 3] with large logits in every row."""
 BREAKS = "softmax"
-NAMED_BY = ["Один максимум всего массива (z.max())"]  # the hint that names this mistake in the first block
+NAMED_BY = ["Один максимум всего массива"]  # the hint that names this mistake in the first block
 import numpy as np
 
 

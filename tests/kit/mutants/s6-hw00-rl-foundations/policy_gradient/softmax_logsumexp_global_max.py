@@ -3,7 +3,7 @@ batch whose rows lie 2000 apart the far row's sum underflows to 0, log 0 = −in
 Breaks softmax; rejected by «softmax численно устойчив …», which now also takes a batch [2, 3] with large logits in
 every row."""
 BREAKS = "softmax"
-NAMED_BY = ["Один максимум всего массива (z.max())"]  # the hint that names this mistake in the first block
+NAMED_BY = ["Один максимум всего массива"]  # the hint that names this mistake in the first block
 import numpy as np
 
 
