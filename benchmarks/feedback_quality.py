@@ -128,7 +128,7 @@ def grade(path: Path, timeout: float | None) -> Graded:
     out.named = any(t in first for t in named_by) if named_by is not None else out.diagnosis
     out.misnamed = named_by is not None and out.diagnosis and not any(t in d for d in diagnoses for t in named_by)
     out.specific = report.is_specific(first)
-    order, _ = report.function_order(hw, part)
+    order = report.function_order(hw, part)
     rank = {f: i for i, f in enumerate(order)}
     subjects = [report.subject(c, order) for c in result.checks if not c.passed]
     first_group = min(subjects, key=lambda f: (rank.get(f, len(order)), not f)) if subjects else None

@@ -206,7 +206,7 @@ def _failures(hw: Homework, results: list[PartResult], rerun_prefix: str, verbos
                     out += [f"    {name}:", _bar(_last_frame(c.traceback))]
             continue
         out += _one_line_per_message(r.part.id, [c for c in failed if c.kind == "load"], verbose)
-        order, _ = function_order(hw, r.part)
+        order = function_order(hw, r.part)
         groups = _by_function([c for c in failed if c.kind != "load"], order)
         rank = {f: i for i, f in enumerate(order)}
         shown: dict[str, CheckResult | None] = {}  # function whose failures are above -> the check shown in full
@@ -336,7 +336,7 @@ def _function_group(part_id: str, func: str, checks: list[CheckResult],
     """One function's failed checks: the lead in full, the others one line each; or, when the student's function
     went through functions whose failures are above (``before``: each with its check shown in full there), one line
     each, after the advice to fix those first and the commands that rerun their checks."""
-    rerun = lambda c: f'{rerun_prefix} "{part_id}::{c.name}"'  # noqa: E731
+    rerun = functools.partial(_rerun, rerun_prefix, part_id)
     name = func or "другие проверки"
     if before:  # a function this one calls failed above: fix that first
         callee = ", ".join(g for g, _ in before)
@@ -374,14 +374,15 @@ def subject(c: CheckResult, functions: list[str]) -> str:
     return c.subject if c.subject and (c.subject in known or not known) else ""
 
 
-_ORDER_CACHE: dict[tuple[str, float], tuple[list[str], dict[str, set[str]]]] = {}
+_ORDER_CACHE: dict[tuple[str, float], list[str]] = {}
 
 
-def function_order(hw: Homework, part) -> tuple[list[str], dict[str, set[str]]]:
-    """The part module's functions in the order to fix them, and what each calls (transitively).
+def function_order(hw: Homework, part) -> list[str]:
+    """The part module's functions in the order to fix them.
 
     Read with ``ast`` from the reference module (or, in the student's copy, the stub): a function that others
-    call comes before them (a function before its callers); otherwise the order of definition.
+    call comes before them (a function before its callers); otherwise the order of definition. (Whether the
+    student's own function calls another is told by the worker, grader.boundary.tracing.)
     """
     path = hw.solutions_dir / f"{part.module}.py"
     if not path.is_file():
@@ -389,13 +390,13 @@ def function_order(hw: Homework, part) -> tuple[list[str], dict[str, set[str]]]:
     try:
         key = (str(path), path.stat().st_mtime)
         if key not in _ORDER_CACHE:
-            _ORDER_CACHE[key] = _call_graph(ast.parse(path.read_text(encoding="utf-8")))
+            _ORDER_CACHE[key] = _callees_first(ast.parse(path.read_text(encoding="utf-8")))
         return _ORDER_CACHE[key]
     except (OSError, SyntaxError, ValueError):
-        return [], {}
+        return []
 
 
-def _call_graph(tree: ast.Module) -> tuple[list[str], dict[str, set[str]]]:
+def _callees_first(tree: ast.Module) -> list[str]:
     defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     names = [d.name for d in defs]
     direct = {d.name: [] for d in defs}
@@ -418,16 +419,7 @@ def _call_graph(tree: ast.Module) -> tuple[list[str], dict[str, set[str]]]:
 
     for f in names:
         visit(f)
-    reach: dict[str, set[str]] = {}
-    for f in names:
-        seen, stack = set(), list(direct[f])
-        while stack:
-            g = stack.pop()
-            if g not in seen and g != f:
-                seen.add(g)
-                stack += direct[g]
-        reach[f] = seen
-    return order, reach
+    return order
 
 
 # ---- reading the feedback back (benchmarks/feedback_quality.py, tests/kit/test_feedback.py) --------------

@@ -278,7 +278,7 @@ def main(job_file: str, out_file: str) -> None:
     hw = homeworks.load(job["homework"])
     part = hw.part(job["part"])
     solution = (hw.solutions_dir / f"{part.module}.py").read_text(encoding="utf-8")
-    order, _ = report.function_order(hw, part)
+    order = report.function_order(hw, part)
     functions = {n.name for n in ast.parse(solution).body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     kit = set(provided_modules(hw)) | {p.stem for p in hw.tests_dir.glob("*.py")}
     out, memo = {}, Memo(kit, solution)

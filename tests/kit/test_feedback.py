@@ -209,7 +209,7 @@ def test_every_mistake_says_which_function_it_breaks_and_what_names_it():
     problems = []
     for path in CASES:
         hw = homeworks.load(path.parent.parent.name)
-        order, _ = report.function_order(hw, hw.part(path.parent.name))
+        order = report.function_order(hw, hw.part(path.parent.name))
         public = {f for f in order if not f.startswith("_")}
         found = declared(path)
         breaks, named_by = found.get("BREAKS"), found.get("NAMED_BY")
@@ -231,7 +231,7 @@ def test_every_mistake_opens_on_the_function_it_breaks_and_names_only_itself(pat
     result, text = graded_catalogue[path]
     assert not result.error, result.error
     hw = homeworks.load(path.parent.parent.name)
-    order, _ = report.function_order(hw, hw.part(path.parent.name))
+    order = report.function_order(hw, hw.part(path.parent.name))
     rank = {f: i for i, f in enumerate(order)}
     subjects = [report.subject(c, order) for c in result.checks if not c.passed]
     assert subjects, f"nothing failed:\n{text}"
