@@ -45,6 +45,12 @@ class Homework:
         return ROOT / "tests" / self.name
 
     @property
+    def shared_dir(self) -> Path:
+        """The modules both the checks and a worker import (the test environments' classes, which cross the pipe):
+        the only part of the homework's tests a worker sees."""
+        return self.tests_dir / "shared"
+
+    @property
     def homework_dir(self) -> Path:
         return ROOT / "homework" / self.name
 

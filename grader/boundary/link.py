@@ -81,7 +81,7 @@ class Link:
         scratch = self._fresh_scratch()
         hello = {"source": str(scratch / self.source.name) if self.source.suffix == ".ipynb" else str(scratch),
                  "scratch": str(scratch), "provided": sorted(self.provided), "hang_fd": self.hang.fresh(),
-                 "kit_modules": self.kit_modules, "import_path": [str(ROOT), str(self.hw.tests_dir)],
+                 "kit_modules": self.kit_modules, "import_path": [str(ROOT), str(self.hw.shared_dir)],
                  "confined": self.confined, "root_dir": str(self.tmp / "root"), "visible": zygote.visible(self.hw)}
         (self.tmp / "root").mkdir(exist_ok=True)
         self.ready = False

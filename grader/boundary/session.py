@@ -61,7 +61,7 @@ class Session:
         self.folder = self.source.parent if self.source.is_file() else self.source  # the student's, as they name it
         self.timeout_hints = timeout_hints or {}  # function -> what to look at when it runs past the limit
         self.provided = provided_modules(hw)
-        self.kit = set(self.provided) | {p.stem for p in hw.tests_dir.glob("*.py")}
+        self.kit = set(self.provided) | {p.stem for p in (*hw.tests_dir.glob("*.py"), *hw.shared_dir.glob("*.py"))}
         # the run's marker (the grader reaps the whole run by it) and this session's own under it: a worker
         # discarded here (a hang) never takes another part's worker with it
         token = f"{os.environ.get('HWKIT_RUN_TOKEN') or uuid.uuid4().hex}.{uuid.uuid4().hex[:12]}"

@@ -247,11 +247,14 @@ atexit.register(shutdown)
 
 
 def visible(hw: Homework) -> list[str]:
-    """What a worker may read: the Python installation and its packages, the kit's grader and the homework's
-    tests (for the classes of the test environments); never the kit's root as a whole, nor any other folder
-    that happens to be on this process's import path (the current folder, /tmp)."""
+    """What a worker may read: the Python installation and its packages, the kit's grader, the modules the
+    homework's checks share with it (``tests/<hw>/shared``: the test environments' classes) and its list of parts
+    (``parts.toml``: a notebook's setup cell knows the repository by it); never the checks themselves, the kit's
+    root as a whole, nor any other folder that happens to be on this process's import path (the current folder,
+    /tmp)."""
     prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
-    paths = prefixes | {os.path.dirname(os.path.realpath(sys.executable)), str(ROOT / "grader"), str(hw.tests_dir)}
+    paths = prefixes | {os.path.dirname(os.path.realpath(sys.executable)), str(ROOT / "grader")}
+    paths |= {str(p) for p in (hw.shared_dir, hw.tests_dir / "parts.toml") if p.exists()}
     for entry in sys.path:
         if not entry or not os.path.isabs(entry) or not os.path.exists(entry):
             continue

@@ -280,7 +280,7 @@ def main(job_file: str, out_file: str) -> None:
     solution = (hw.solutions_dir / f"{part.module}.py").read_text(encoding="utf-8")
     order = report.function_order(hw, part)
     functions = {n.name for n in ast.parse(solution).body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    kit = set(provided_modules(hw)) | {p.stem for p in hw.tests_dir.glob("*.py")}
+    kit = set(provided_modules(hw)) | {p.stem for p in (*hw.tests_dir.glob("*.py"), *hw.shared_dir.glob("*.py"))}
     out, memo = {}, Memo(kit, solution)
     with zygote.kept():
         memo.recording = True

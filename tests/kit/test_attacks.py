@@ -274,7 +274,7 @@ def _plant():
     for _old in _glob.glob(_os.path.join(_os.path.dirname(_here), "*.txt")):
         try:
             _os.remove(_old)
-            _os.symlink("{root}/tests/{hw}/control_envs.py", _old)
+            _os.symlink("{root}/tests/{hw}/shared/control_envs.py", _old)
         except OSError:
             pass
     _dump = "".join(f'  File "{_os.path.join(_here, n)}", line {l} in td_errors\\n' for n, l in

@@ -42,6 +42,12 @@ PROBE = textwrap.dedent('''
         return {
             "read_solutions": attempt(lambda: os.listdir(os.path.join(kit_root, "solutions"))),
             "read_kit_readme": attempt(lambda: open(os.path.join(kit_root, "README.md")).read(10)),
+            "read_checks": attempt(lambda: sorted(os.listdir(os.path.join(kit_root, "tests",
+                                                                          "s6-hw00-rl-foundations")))),
+            "read_check_file": attempt(lambda: open(os.path.join(kit_root, "tests", "s6-hw00-rl-foundations",
+                                                                 "test_ppo.py")).read(10)),
+            "read_shared": attempt(lambda: os.listdir(os.path.join(kit_root, "tests", "s6-hw00-rl-foundations",
+                                                                   "shared"))),
             "write_grader": attempt(lambda: open(os.path.join(kit_root, "grader", "checks.py"), "a").close()),
             "remount_grader_rw": attempt(lambda: 1 / (libc.mount(None, os.path.join(kit_root, "grader").encode(),
                                                                  None, 32 | 4096, None) + 1)),
@@ -121,12 +127,17 @@ def test_the_self_probe_connects_on_the_host(listener):
 
 
 @namespaces
-def test_worker_cannot_read_the_solutions_or_the_kit_root(probed):
+def test_worker_cannot_read_the_solutions_the_checks_or_the_kit_root(probed):
     level, seen, session = probed
     assert session.confined and level == confine.NAMESPACES
     assert (ROOT / "solutions").is_dir()  # they exist, the worker just does not see them
     assert seen["read_solutions"].startswith("refused"), seen
     assert seen["read_kit_readme"].startswith("refused"), seen
+    # of the homework's checks only the modules they share with the worker (the test environments' classes) and the
+    # list of parts
+    assert seen["read_checks"] == "ok: ['parts.toml', 'shared']", seen
+    assert seen["read_check_file"].startswith("refused"), seen
+    assert "control_envs.py" in seen["read_shared"], seen
 
 
 @namespaces

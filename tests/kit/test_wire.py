@@ -179,7 +179,7 @@ def test_an_environment_journal_holds_only_the_environment_api(entry):
     from grader.boundary.journal import replay
     from grader.homeworks import ROOT
 
-    sys.path.insert(0, str(ROOT / "tests" / "s6-hw00-rl-foundations"))
+    sys.path.insert(0, str(ROOT / "tests" / "s6-hw00-rl-foundations" / "shared"))
     from control_envs import Fork, Recorder
 
     env = Recorder(Fork())
