@@ -356,10 +356,12 @@ def pytest_runtest_makereport(item, call):
         mutated = [m for session in item.config.stash[_STATE]["sessions"].values() for m in session.check.mutated]
         kind, message = explain(exc, _live(item.config), mutated)
         subject = _subject(exc, _title(item)[3])
-        # the student's own traceback, from the worker, where there is one; for a wrong or unreadable answer, the
-        # call that gave it (never the frames of pytest or the grader); the check's traceback when it made no call
-        if isinstance(exc, RemoteError):
-            trace = exc.info.get("traceback", "")
+        # for an error in the student's code, the call and the student's own traceback from the worker; for a wrong
+        # or unreadable answer, the call that gave it (never the frames of pytest or the grader); the check's
+        # traceback when it made no call
+        if isinstance(exc, RemoteError):  # the call that raised, then where in the student's code
+            said = _told_call(item, subject).split("\n")[0]
+            trace = "\n".join(filter(None, [said, str(exc.info.get("traceback", ""))]))
         else:
             trace = _told_call(item, subject) or ("" if isinstance(exc, CheckFailure) else report.longreprtext)
         item.stash[_FAILURE] = (kind, message, str(trace), subject, getattr(exc, "defer", None) or {})

@@ -214,6 +214,17 @@ def test_failure_shows_expected_got_hint_and_rerun(tmp_path):
     assert not [w for w in ("test_ppo.py", "_pytest", "pluggy", "grader/", "Traceback") if w in verbose], verbose
 
 
+def test_verbose_on_an_error_shows_the_call_and_the_students_traceback(tmp_path):
+    folder = tmp_path / "impl"
+    folder.mkdir()
+    (folder / "ppo.py").write_text("def td_errors(rewards, values, last_value, gamma):\n    return last_value[0]\n",
+                                   encoding="utf-8")
+    out = run_check(HW, ONE, "--dir", str(folder), "-v").stdout
+    assert "| Вызов: td_errors([1, 0, 2], [2, 1.5, 1], 0, 0.9)" in out, out
+    assert f'|   File "{folder / "ppo.py"}", line 2, in td_errors' in out and "TypeError" in out, out
+    assert not [w for w in ("test_ppo.py", "_pytest", "pluggy", "grader/") if w in out], out
+
+
 def test_help_and_usage_errors_speak_russian():
     proc = run_check("--help")
     assert proc.returncode == 0
