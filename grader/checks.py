@@ -13,6 +13,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from grader.report import DIAGNOSIS  # the words that name a typical mistake
+
 
 class CheckFailure(AssertionError):
     """A graded check failed; the message is meant for the student. ``function``: the function whose answer
@@ -219,8 +221,8 @@ def _fail(what: str, expected: str | None, got: str | None, hint: str = "", extr
         lines.append(f"Получили:  {got}")
     if extra:
         lines.append(extra)
-    if hint:
-        lines.append(f"Подсказка: {hint}")
+    if hint:  # a hint that names a typical mistake is that mistake's diagnosis, on a line of its own
+        lines.append(hint if hint.startswith(DIAGNOSIS) else f"Подсказка: {hint}")
     failure = CheckFailure("\n".join(lines))
     if isinstance(hint, Defer):
         failure.defer = {"checks": list(hint.checks), "text": str(hint)}
@@ -259,7 +261,7 @@ def _match_mistake(got: np.ndarray, mistakes: Mapping[str, Any] | None, atol: fl
             continue
         if value.shape == got.shape and np.allclose(got, value, atol=atol, rtol=rtol):
             matched.append(name)
-    return f"Похоже на типичную ошибку: {matched[0]}." if len(matched) == 1 else ""
+    return f"{DIAGNOSIS}: {matched[0]}." if len(matched) == 1 else ""
 
 
 def check_close(got: Any, expected: Any, *, what: str, hint: str = "", atol: float = 1e-6, rtol: float = 1e-6,
