@@ -23,6 +23,12 @@ def printable(text: str, keep: str = "") -> str:
     return _CONTROL.sub(lambda m: m.group(0) if m.group(0) in keep else _visible(m), str(text))
 
 
+def identifiers(values, limit: int = 100) -> list[str]:
+    """Of ``values`` (names the worker gave: the functions a call went through), the first ``limit`` that are
+    Python identifiers of at most 100 characters; anything else is dropped."""
+    return [v for v in list(values)[:limit] if type(v) is str and len(v) <= 100 and v.isidentifier()]
+
+
 def name(raw: str) -> str:
     """A file or folder name as text: bytes that are not UTF-8 (``surrogateescape``) replaced, controls escaped."""
     return printable(str(raw).encode("utf-8", "surrogateescape").decode("utf-8", "replace"))

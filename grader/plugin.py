@@ -336,7 +336,7 @@ def _told_call(item, function: str) -> str:
     for session in item.config.stash[_STATE]["sessions"].values():
         if function in session.check.calls:
             said, answer = session.check.calls[function]
-            return f"Вызов: {said}\nОтвет: {answer if answer is not None else 'исключение'}"
+            return f"Вызов: {said}\nОтвет: {answer if answer is not None else 'нет (вызов не вернул значения)'}"
     return ""
 
 

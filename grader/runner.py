@@ -23,7 +23,7 @@ from pathlib import Path
 
 from grader.boundary import confine, events, zygote
 from grader.boundary.staging import kit_digest
-from grader.escape import printable
+from grader.escape import identifiers, printable
 from grader.homeworks import ROOT, Homework, Part
 from grader.results import CheckResult, PartResult
 
@@ -83,8 +83,7 @@ def _entered(value) -> dict[str, list[str]]:
     """A result's ``entered`` (function -> the functions its calls went through), identifiers only."""
     if type(value) is not dict:
         return {}
-    return {k: [n for n in v if type(n) is str and n.isidentifier()] for k, v in value.items()
-            if type(k) is str and k.isidentifier() and type(v) is list}
+    return {k: identifiers(v) for k, v in value.items() if identifiers([k]) and type(v) is list}
 
 
 def _defer(value) -> dict:

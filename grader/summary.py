@@ -29,7 +29,7 @@ def value(x, depth: int = 0) -> str:
         return f"{kind} из {len(x)}: [{value(x[0], depth + 1)}, …, {value(x[-1], depth + 1)}]" if x else f"{kind} []"
     if isinstance(x, dict):
         keys = ", ".join(printable(str(k))[:20] for k in list(x)[:6])
-        return _cut(f"dict с ключами {keys}{', …' if len(x) > 6 else ''}")
+        return _cut(f"словарь с ключами {keys}{', …' if len(x) > 6 else ''}")
     if isinstance(x, np.random.Generator):
         return "np.random.Generator"
     return _cut(f"<{type(x).__name__}>")
@@ -44,7 +44,10 @@ def call(function: str, args: tuple, kwargs: dict) -> str:
 def _number(x) -> str:
     if isinstance(x, (float, np.floating)):
         return f"{float(x):.6g}"
-    return printable(str(x.item() if isinstance(x, np.generic) else x))
+    try:
+        return printable(str(x.item() if isinstance(x, np.generic) else x))
+    except ValueError:  # an integer of more digits than Python converts to text
+        return "целое число из тысяч цифр"
 
 
 def _array(a: np.ndarray) -> str:

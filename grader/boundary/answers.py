@@ -16,6 +16,7 @@ import numpy as np
 
 from grader.boundary import journal, wire
 from grader.boundary.errors import BadAnswer, WorkerCrashed
+from grader.escape import identifiers
 
 
 def shape(answer, tag: str, n: int) -> bool:
@@ -75,9 +76,7 @@ def entered(sync: dict) -> list[str]:
     """The names of the functions the worker says a call went through: identifiers, at most 100 of them (they only
     word the feedback; a name that is no function of the module is never shown)."""
     names = sync.get("entered")
-    if type(names) is not list:
-        return []
-    return [n for n in names[:100] if type(n) is str and len(n) <= 100 and n.isidentifier()]
+    return identifiers(names) if type(names) is list else []
 
 
 def merge(orig, new):

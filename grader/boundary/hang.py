@@ -22,7 +22,7 @@ import time
 import typing
 from pathlib import Path
 
-from grader.escape import printable
+from grader.escape import identifiers, printable
 
 _FRAME = re.compile(r'File "(.+)", line (\d+) in (\S+)')
 ENTERED = "hwkit-entered: "  # the line after the stacks: the functions the running call went through
@@ -85,7 +85,7 @@ class HangReport:
         """The student's functions the call that ran past its limit went through, as the dump's last line names
         them (identifiers only: they word the feedback, "value_iteration calls q_from_v")."""
         lines = [line for line in self.dump().splitlines() if line.startswith(ENTERED)]
-        return [n for n in lines[-1][len(ENTERED):].split()[:100] if n.isidentifier()] if lines else []
+        return identifiers(lines[-1][len(ENTERED):].split()) if lines else []
 
     def close(self) -> None:
         if self.file is not None:

@@ -42,7 +42,7 @@ class _Check:
     # "gae calls td_errors")
     entered: dict[str, list[str]] = field(default_factory=dict)
     mutated: list[tuple[str, str]] = field(default_factory=list)  # (function, parameter) it changed in place
-    # function -> its last call in the check but a probe's, told in words: (the call, the answer; None: it raised)
+    # function -> its last call in the check but a probe's, told in words: (the call, the answer; None: none came)
     calls: dict[str, tuple[str, str | None]] = field(default_factory=dict)
 
 
@@ -165,6 +165,10 @@ class Session:
             wall = cpu
         wall = max(wall, 0.05)
         request = ("call", module, function, tuple(args), dict(kwargs), seed, (cpu, wall), int(repeat), bool(track))
+        told = not PROBING[0]  # a probe's call, looking for the cause of a failure, is not the call a failure tells of
+        if told:  # told before the call: a call that crashes or runs out of time is told too
+            said = summary.call(function, args, kwargs) + (f" — {repeat} раз" if repeat else "")
+            self.check.calls[function] = (said, None)
         try:
             answer = self.link.ask(request, wall, cpu, self.slack)
             self._spend(started)
@@ -179,12 +183,9 @@ class Session:
             raise errors.timed_out(function, self.limit, where, self.timeout_hints.get(function)) from None
         except WorkerCrashed as exc:
             raise errors.crashed(function, exc) from None
-        if PROBING[0]:  # a probe's call, looking for the cause of a failure: not the call the failure tells of
-            return self._answer(answer, function, args, kwargs, track)
-        said = summary.call(function, args, kwargs) + (f" — {repeat} раз" if repeat else "")
-        self.check.calls[function] = (said, None)
         value = self._answer(answer, function, args, kwargs, track)
-        self.check.calls[function] = (said, summary.value(value))
+        if told:
+            self.check.calls[function] = (said, summary.value(value))
         return value
 
     def _spend(self, started: float) -> None:

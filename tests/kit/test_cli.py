@@ -225,6 +225,16 @@ def test_verbose_on_an_error_shows_the_call_and_the_students_traceback(tmp_path)
     assert not [w for w in ("test_ppo.py", "_pytest", "pluggy", "grader/") if w in out], out
 
 
+def test_verbose_on_a_call_that_never_answered_shows_the_call_not_the_graders_frames(tmp_path):
+    folder = tmp_path / "impl"
+    folder.mkdir()
+    (folder / "ppo.py").write_text("import os\ndef td_errors(rewards, values, last_value, gamma):\n    os._exit(3)\n",
+                                   encoding="utf-8")
+    out = run_check(HW, ONE, "--dir", str(folder), "-v").stdout
+    assert "| Вызов: td_errors([1, 0, 2], [2, 1.5, 1], 0, 0.9)" in out and "| Ответ: нет" in out, out
+    assert not [w for w in ("_pytest", "pluggy", "grader/", "Traceback") if w in out], out
+
+
 def test_help_and_usage_errors_speak_russian():
     proc = run_check("--help")
     assert proc.returncode == 0

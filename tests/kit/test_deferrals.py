@@ -150,3 +150,25 @@ def test_a_call_that_runs_out_of_time_still_says_which_functions_it_went_through
                     "--dir", str(folder), "--timeout", "1").stdout
     assert "value_iteration вызывает q_from_v, где есть ошибки" in out, out
     assert 'Повторить q_from_v: python homework/check.py' in out, out
+
+
+def test_every_deferral_names_checks_or_functions_that_exist():
+    """A Defer whose target names no check of its file and no function of its part would never be shown: its hint
+    would be dropped without a word. Each name given after the text is a test of the same file or a function."""
+    import ast
+
+    stray = []
+    for part in HOMEWORK.parts:
+        tree = ast.parse((HOMEWORK.tests_dir / part.tests).read_text(encoding="utf-8"))
+        tests = {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")}
+        functions = set(report.function_order(HOMEWORK, part))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Defer":
+                names = [(a.value if isinstance(a, ast.Constant) else a.values[0].value).split("[")[0]
+                         for a in node.args[1:]  # a name, or an f-string whose text begins with it
+                         if isinstance(a, ast.Constant) or isinstance(a, ast.JoinedStr) and a.values
+                         and isinstance(a.values[0], ast.Constant)]
+                stray += [f"{part.tests}:{node.lineno} {n}" for n in names if n not in tests | functions]
+                if len(node.args) < 2:
+                    stray.append(f"{part.tests}:{node.lineno} names no check")
+    assert not stray, stray
