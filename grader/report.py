@@ -211,8 +211,8 @@ def _failures(hw: Homework, results: list[PartResult], rerun_prefix: str, verbos
         rank = {f: i for i, f in enumerate(order)}
         shown: dict[str, CheckResult | None] = {}  # function whose failures are above -> the check shown in full
         above: list[CheckResult] = []  # the failed checks shown above
+        again = functools.partial(_rerun, rerun_prefix, r.part.id)
         for func in sorted(groups, key=lambda f: (rank.get(f, len(order)), not f)):
-            again = functools.partial(_rerun, rerun_prefix, r.part.id)
             checks = [told(c, above, groups[func], again) for c in groups[func]]
             above += groups[func]
             out += _one_line_per_message(r.part.id, [c for c in checks if _grouped(c)], verbose)
@@ -319,10 +319,10 @@ def told(c: CheckResult, above: list[CheckResult], group: list[CheckResult],
     is given) or in the same group (``group``: that one then leads it); otherwise the hint is left out."""
     if not c.defer or c.passed:
         return c
-    line = "Подсказка: " + c.defer["text"]
-    lines = c.message.splitlines()
     if _targets(c, group):
         return c
+    line = "Подсказка: " + c.defer["text"]
+    lines = c.message.splitlines()
     shown = _targets(c, above)
     if not shown:
         return dataclasses.replace(c, message="\n".join(x for x in lines if x != line))
