@@ -107,6 +107,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--csv", metavar="PATH", help="записать баллы по частям строкой CSV")
     p.add_argument("--feedback", metavar="DIR", help="с --batch: записать отзыв каждому студенту (DIR/<работа>.txt "
                                                      "и .json)")
+    p.add_argument("--public", action="store_true",
+                   help="только открытые входы, как в копии студента (самопроверка; оценка для ведомости — без флага)")
+    p.add_argument("--show-hidden", action="store_true",
+                   help="для преподавателя: показать провал на скрытых входах целиком, с командой для повтора")
     p.add_argument("--list", action="store_true",
                    help="показать домашние работы и их части; с частью — имена её проверок")
     return p
@@ -304,7 +308,8 @@ def _grade(args, hw, selected, impl: str, label: str, source_opts: list[str]) ->
     started = time.perf_counter()
     groups = schedule(selected, args.jobs)  # one checking process per group, the costliest parts first
     with ThreadPoolExecutor(max_workers=len(groups)) as pool:
-        graded = {r.part.id: r for g in pool.map(lambda g: run_parts(hw, g, impl, args.timeout), groups) for r in g}
+        graded = {r.part.id: r for g in pool.map(lambda g: run_parts(hw, g, impl, args.timeout, public=args.public,
+                                                              show_hidden=args.show_hidden), groups) for r in g}
     results = [graded[part.id] for part, _ in selected]
     try:
         for (part, tests), result in zip(selected, results):

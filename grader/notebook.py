@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import sys
 import tempfile
 import time
@@ -103,6 +104,7 @@ def _run_in_process(hw, part, namespace: dict, selection: list[str] | None):
                 stack.enter_context(warnings.catch_warnings())
                 stack.enter_context(working_directory(ROOT))
                 stack.enter_context(room_for_tracing())  # the notebook's functions are traced (boundary.tracing)
+                stack.enter_context(public_inputs())  # a self-check: the grade runs hidden inputs elsewhere
                 pytest.main(args)
             reader = Reader(results_file)
             reader.read()
@@ -115,6 +117,22 @@ def _run_in_process(hw, part, namespace: dict, selection: list[str] | None):
         result.error = collection_error(output.getvalue(), selection)
     result.seconds = time.perf_counter() - started
     return result
+
+
+@contextlib.contextmanager
+def public_inputs():
+    """The notebook's self-check runs the public inputs only (grader.hidden), even in the instructor's checkout."""
+    from grader.hidden import INPUTS_ENV
+
+    before = os.environ.get(INPUTS_ENV)
+    os.environ[INPUTS_ENV] = "public"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(INPUTS_ENV, None)
+        else:
+            os.environ[INPUTS_ENV] = before
 
 
 def _random_states():

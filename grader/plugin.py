@@ -13,6 +13,7 @@ the student's own kernel, in that process (``--impl namespace:N``).
 from __future__ import annotations
 
 import copy
+import json
 import os
 import random
 import re
@@ -23,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import homeworks
+from grader import homeworks, key
 from grader.boundary import confine, events, zygote
 from grader.boundary.errors import RemoteError
 from grader.boundary.loading import NamespaceImplementation
@@ -32,6 +33,7 @@ from grader.boundary.staging import import_provided, provided_modules
 from grader.checks import CheckFailure
 from grader.escape import printable
 from grader.explain import explain
+from grader.hidden import hidden_mode
 from grader.homeworks import ROOT
 
 _NAMESPACES: dict[str, NamespaceImplementation] = {}  # --impl namespace:N -> a live namespace of this process
@@ -55,6 +57,9 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "check(title, weight=1, bonus=False): a graded check")
+    config.addinivalue_line("markers", "inputs(hidden, twin=None): a check on hidden inputs (grader.hidden)")
+    if os.environ.get(key.RECORD_ENV):  # python -m grader.answers: the reference's key calls are recorded
+        key.RECORDING = {}
     state = {"events": None, "sessions": {}, "pristine": {}, "check": None}
     if config.getoption("--results-file", default=None):
         state["events"] = open(config.getoption("--results-file"), "a", encoding="utf-8", buffering=1)
@@ -79,6 +84,8 @@ def pytest_unconfigure(config):
         session.close()
     state["sessions"].clear()
     zygote.shutdown()  # the zygotes that forked the workers
+    if key.RECORDING is not None and os.environ.get(key.RECORD_ENV):
+        Path(os.environ[key.RECORD_ENV]).write_text(json.dumps(key.RECORDING), encoding="utf-8")
     if state["events"] is not None:
         _emit(config, {"event": "finished"})
         state["events"].close()
@@ -96,8 +103,10 @@ def _emit(config, record: dict) -> None:
 def _meta(item) -> dict:
     title, weight, bonus, subjects = _title(item)
     marker = item.get_closest_marker("check")
+    hidden = item.get_closest_marker("inputs")
     return {"nodeid": item.nodeid, "name": item.name, "title": title, "weight": weight, "bonus": bonus,
-            "subjects": list(subjects), "guard": bool(marker and marker.kwargs.get("guard", False))}
+            "subjects": list(subjects), "guard": bool(marker and marker.kwargs.get("guard", False)),
+            "hidden": bool(hidden and hidden.kwargs.get("hidden")), "twin": hidden and hidden.kwargs.get("twin")}
 
 
 def _file(item) -> str:
@@ -112,6 +121,7 @@ def pytest_collection_modifyitems(session, config, items):
     """``--select``: every check of a file with a selection is reported (``part-checks``: what a part has, for the
     report of a partial run), the others deselected; a name matching no check is reported (``unknown-checks``) and
     nothing is graded."""
+    _grade_only(config, items)
     wanted: dict[str, list[str]] = {}
     for value in config.getoption("--select", default=None) or []:
         file, _, name = value.partition("::")
@@ -131,6 +141,17 @@ def pytest_collection_modifyitems(session, config, items):
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep
+
+
+def _grade_only(config, items) -> None:
+    """On public inputs, the checks that run only in the grade (grader.hidden.grade_only) are left out and named."""
+    left = [item for item in items if item.get_closest_marker("inputs")
+            and item.get_closest_marker("inputs").kwargs.get("grade_only")]
+    if not left or hidden_mode(Path(str(left[0].fspath)).parent):
+        return
+    _emit(config, {"event": "grade-only", "items": [_meta(item) for item in left]})
+    config.hook.pytest_deselected(items=left)
+    items[:] = [item for item in items if item not in left]
 
 
 def pytest_collection_finish(session):
@@ -283,6 +304,8 @@ def pytest_runtest_setup(item):
         random.seed(seed)
         np.random.seed(seed)
     state["check"] = (item.nodeid, _title(item)[0], seed)
+    hidden = item.get_closest_marker("inputs")
+    key.CURRENT.update(test=item.name, hidden=bool(hidden and hidden.kwargs.get("hidden")))
     for session in state["sessions"].values():
         session.begin_check(*state["check"])
 

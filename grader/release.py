@@ -29,12 +29,13 @@ from grader.homeworks import ROOT
 # What never goes into the student's copy. A pattern with a "/" is a path relative to the repository (a folder
 # drops everything under it); one without is a glob matched against every part of a path.
 EXCLUDED = [
-    "solutions", "tests/kit", "benchmarks/grading_speed.py", "benchmarks/feedback_quality.py",
+    "solutions", "tests/kit", "tests/*/key",  # the reference, the kit's tests, the instructor's answer key
+    "benchmarks/grading_speed.py", "benchmarks/feedback_quality.py",
     "benchmarks/cliff_margins.py", "benchmarks/kit_suite_cost.py",  # cliff_margins plays Q-learning and SARSA
     ".benchmarks", ".ci",
     "docs", ".git", ".github",
     "grader/build.py", "grader/stubs.py", "grader/notebook_build.py", "grader/batch.py", "grader/release.py",
-    "grader/gradescope.py", "grader/constraints.py",
+    "grader/gradescope.py", "grader/constraints.py", "grader/answers.py",
     "*.egg-info", "__pycache__", ".pytest_cache", ".ipynb_checkpoints", "build", "dist", "out", ".venv", "venv",
 ]
 GIT_TIMEOUT = 30  # seconds for one git command
@@ -70,7 +71,7 @@ def excluded(rel: str, patterns: list[str] = EXCLUDED) -> bool:
     parts = rel.split("/")
     for pattern in patterns:
         if "/" in pattern:
-            if rel == pattern or rel.startswith(pattern + "/"):
+            if fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(rel, pattern + "/*"):
                 return True
         elif any(fnmatch.fnmatch(part, pattern) for part in parts):
             return True

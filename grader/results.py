@@ -28,6 +28,8 @@ class CheckResult:
     entered: dict[str, list[str]] = field(default_factory=dict)
     # its hint sends the student to other checks first: {"checks": [test names], "text": the hint} (grader.checks.Defer)
     defer: dict = field(default_factory=dict)
+    hidden: bool = False  # run on hidden inputs (grader.hidden)
+    twin: str = ""  # a hidden twin: the name of the public check it gates (it carries no points of its own)
 
     @property
     def passed(self) -> bool:
@@ -45,6 +47,8 @@ class PartResult:
     forged: int = 0  # lines in the results channel without the grader's signature (ignored)
     all_checks: list[dict] = field(default_factory=list)  # when only some checks were selected: all of the part's
     unknown: list[str] = field(default_factory=list)  # selected names that are no check of the part (none graded)
+    grade_only: list[dict] = field(default_factory=list)  # checks left out of a self-check: run only in the grade
+    inputs: str = "public"  # "hidden": the grade for the record (hidden inputs too); "public": a self-check
 
     def _weights(self, bonus: bool) -> tuple[float, float]:
         own = [c for c in self.checks if c.bonus == bonus]

@@ -24,7 +24,9 @@ from pathlib import Path
 from grader.boundary import confine, events, zygote
 from grader.boundary.staging import kit_digest
 from grader.escape import identifiers, printable
+from grader.hidden import INPUTS_ENV, hidden_available
 from grader.homeworks import ROOT, Homework, Part
+from grader.report import DIAGNOSIS
 from grader.results import CheckResult, PartResult
 
 # --tb=native: a failure's traceback (shown with -v) as Python prints it; pytest's own style costs ~50 ms a failure;
@@ -46,9 +48,10 @@ KIT_CHANGED = ("файлы самого набора (grader/, tests/{hw}/, пр
                "заново распакуйте копию) и запустите проверку снова.")
 
 
-def check_results(records: list[dict], guard: bool = True) -> list[CheckResult]:
+def check_results(records: list[dict], guard: bool = True, show_hidden: bool = False) -> list[CheckResult]:
     """The verdicts, one per collected check, in collection order; a check without one has failed. ``guard``:
-    a passed guard check whose functions' behaviour checks all failed fails too (:func:`guarded`)."""
+    a passed guard check whose functions' behaviour checks all failed fails too (:func:`guarded`). Checks on hidden
+    inputs gate the public ones and are then left out (:func:`gated`; ``show_hidden``: their failures' texts too)."""
     collected = next((r for r in records if r.get("event") == "collected"), None)
     verdicts: dict[str, dict] = {}
     for rec in records:
@@ -75,7 +78,9 @@ def check_results(records: list[dict], guard: bool = True) -> list[CheckResult]:
                                   "outcome": "passed" if rec.get("outcome") == "passed" else "failed",
                                   "functions": list(rec.get("functions") or []), "subject": subject,
                                   "subjects": subjects, "guard": bool(meta.get("guard")),
-                                  "entered": _entered(rec.get("entered")), "defer": _defer(rec.get("defer"))}))
+                                  "entered": _entered(rec.get("entered")), "defer": _defer(rec.get("defer")),
+                                  "hidden": bool(meta.get("hidden")), "twin": str(meta.get("twin") or "")}))
+    out = gated(out, show_hidden)
     return guarded(out) if guard else out
 
 
@@ -91,6 +96,51 @@ def _defer(value) -> dict:
     if type(value) is not dict or type(value.get("text")) is not str or type(value.get("checks")) is not list:
         return {}
     return {"checks": [str(c) for c in value["checks"]], "text": value["text"]}
+
+
+HIDDEN_FAILED = ("Открытые случаи пройдены, но {what}: функция даёт верный ответ на входах, которые есть в копии, "
+                 "и неверный на других входах того же вида. Обычно это ответ, подобранный под открытые случаи, "
+                 "или пропущенный крайний случай.")
+HIDDEN_TWIN = "не пройден такой же случай на скрытых входах"
+HIDDEN_NONE = "{subject} не проходит ни одной проверки на скрытых входах"
+SHOW_HIDDEN = "Скрытые входы и ответ показывает преподавателю флаг --show-hidden."
+
+
+def gated(checks: list[CheckResult], show_hidden: bool = False) -> list[CheckResult]:
+    """The public checks, each counted only when its function also works on hidden inputs; the hidden ones left out.
+
+    A public check with hidden twins passes when they pass too; one without (a worked example, a validation)
+    passes when one of its functions passes a check on hidden inputs. One missed hidden case costs that check, not
+    the function; a submission that knows only the public answers scores nothing."""
+    hidden = [c for c in checks if c.hidden]
+    if not hidden:
+        return checks
+    twins: dict[str, list[CheckResult]] = {}
+    works: dict[str, bool] = {}
+    for c in hidden:
+        if c.twin:
+            twins.setdefault(c.name.split("[")[0] + "[" + c.twin + "]", []).append(c)
+        for f in c.subjects:
+            works[f] = works.get(f, False) or c.passed
+    for c in checks:
+        if c.hidden and not c.twin or not c.passed or c.twin:
+            continue
+        failed = [t for t in twins.get(c.name, []) if not t.passed]
+        if c.name in twins:
+            what = HIDDEN_TWIN if failed else ""
+        elif any(f in works for f in c.subjects) and not any(works.get(f) for f in c.subjects):
+            failed, what = [], HIDDEN_NONE.format(subject=", ".join(c.subjects))
+        else:
+            continue
+        if not what:
+            continue
+        c.outcome, c.kind = "failed", "hidden"
+        told = [line for t in failed for line in t.message.splitlines() if line.startswith(DIAGNOSIS)][:1]
+        detail = ([f"Скрытая проверка {failed[0].name} (повторить: та же команда с ней вместо открытой):\n"
+                   f"{failed[0].message}"] if show_hidden and failed else
+                  told + ([] if show_hidden else [SHOW_HIDDEN]))
+        c.message = "\n".join([HIDDEN_FAILED.format(what=what), *detail])
+    return [c for c in checks if not c.twin]
 
 
 def guarded(checks: list[CheckResult]) -> list[CheckResult]:
@@ -116,9 +166,10 @@ def notes(records: list[dict]) -> list[str]:
     return [printable(str(line)) for rec in records if rec.get("event") == "notes" for line in rec["lines"]]
 
 
-def checking_environment(token: str) -> dict[str, str]:
-    """The environment of a checking process of the grading run ``token``."""
-    env = dict(os.environ)  # bytecode of the kit's own modules may be cached: no student module is imported here
+def checking_environment(token: str, inputs: str = "public") -> dict[str, str]:
+    """The environment of a checking process of the grading run ``token``, on ``inputs`` (grader.hidden)."""
+    env = dict(os.environ)
+    env[INPUTS_ENV] = inputs  # bytecode of the kit's own modules may be cached: no student module is imported here
     # no third-party pytest plugins: whatever is installed on the machine, the checks run the same way
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
@@ -132,17 +183,25 @@ def checking_environment(token: str) -> dict[str, str]:
 
 
 def run_part(hw: Homework, part: Part, impl: str, selection: list[str] | None = None,
-             timeout: float | None = None) -> PartResult:
+             timeout: float | None = None, **options) -> PartResult:
     """Grade one part; ``selection`` narrows it to test names (``test_x`` or ``test_x[id]``)."""
-    return run_parts(hw, [(part, selection)], impl, timeout)[0]
+    return run_parts(hw, [(part, selection)], impl, timeout, **options)[0]
+
+
+def inputs_for(hw: Homework, public: bool = False) -> str:
+    """"hidden" (the grade for the record: public and hidden inputs) where the instructor's key is present and
+    ``public`` is not asked for; "public" (a self-check) otherwise."""
+    return "public" if public or not hidden_available(hw.tests_dir) else "hidden"
 
 
 def run_parts(hw: Homework, selected: list[tuple[Part, list[str] | None]], impl: str,
-              timeout: float | None = None) -> list[PartResult]:
+              timeout: float | None = None, public: bool = False, show_hidden: bool = False) -> list[PartResult]:
     """Grade several parts in one checking process (pytest starts once); each part's code runs in a worker of
-    its own, with the part's time limit per check (``timeout`` overrides it)."""
+    its own, with the part's time limit per check (``timeout`` overrides it). On hidden inputs too unless ``public``
+    (:func:`inputs_for`); ``show_hidden``: a failure on hidden inputs shows them."""
     started = time.perf_counter()
-    results = {part.id: PartResult(part) for part, _ in selected}
+    inputs = inputs_for(hw, public)
+    results = {part.id: PartResult(part, inputs=inputs) for part, _ in selected}
     kit = _KIT.setdefault(hw.name, kit_digest(hw))
     targets, selects = [], []
     for part, selection in selected:
@@ -166,11 +225,11 @@ def run_parts(hw: Homework, selected: list[tuple[Part, list[str] | None]], impl:
         limit = timeout if timeout is not None else max(part.timeout for part, _ in selected)
         try:
             with tempfile.TemporaryDirectory(prefix="hwrun-") as tmp:
-                records, output, stuck, forged = _follow(cmd, Path(tmp), token, limit, nursery)
+                records, output, stuck, forged = _follow(cmd, Path(tmp), token, limit, nursery, inputs)
         finally:
             if nursery is not None:
                 nursery.remove()
-        _sort(hw, selected, results, records, output, stuck, forged)
+        _sort(hw, selected, results, records, output, stuck, forged, show_hidden)
         if kit_digest(hw) != kit:  # changed while this process graded: its verdicts are not a grade
             for r in results.values():
                 r.checks, r.error = [], KIT_CHANGED.format(hw=hw.name)
@@ -181,18 +240,24 @@ def run_parts(hw: Homework, selected: list[tuple[Part, list[str] | None]], impl:
 
 
 def _sort(hw: Homework, selected, results: dict[str, PartResult], records: list[dict], output: str, stuck: bool,
-          forged: int) -> None:
+          forged: int, show_hidden: bool = False) -> None:
     """Each check's verdict, note and error to the part whose test file it is in."""
     by_file = {part.tests: part.id for part, _ in selected}
     by_module = {part.module: part.id for part, _ in selected}
     level = "; ".join(r["level"] for r in records if r.get("event") == "confinement")
-    for check in check_results(records):
+    for check in check_results(records, show_hidden=show_hidden):
         owner = by_file.get(check.nodeid.split("::")[0].rsplit("/", 1)[-1])
         if owner is not None:
             results[owner].checks.append(check)
     for rec in records:
         if rec.get("event") == "part-checks" and by_file.get(rec.get("file")) in results:
-            results[by_file[rec["file"]]].all_checks = [dict(item) for item in rec.get("items", [])]
+            results[by_file[rec["file"]]].all_checks = [dict(item) for item in rec.get("items", [])
+                                                        if not item.get("twin")]
+        if rec.get("event") == "grade-only":
+            for item in rec.get("items", []):
+                owner = by_file.get(str(item.get("nodeid", "")).split("::")[0].rsplit("/", 1)[-1])
+                if owner in results:
+                    results[owner].grade_only.append(dict(item))
         if rec.get("event") == "unknown-checks":
             for name in rec.get("names", []):
                 file, _, check = str(name).partition("::")
@@ -230,7 +295,7 @@ def schedule(selected: list, jobs: int) -> list[list]:
 
 
 def _follow(cmd: list[str], tmp: Path, token: str, limit: float,
-            nursery: zygote.Zygote | None = None) -> tuple[list[dict], str, bool, int]:
+            nursery: zygote.Zygote | None = None, inputs: str = "public") -> tuple[list[dict], str, bool, int]:
     """Run the pytest process (handing it the control socket of ``nursery``, its zygote); return its signed
     events, the tail of its own output, whether it had to be killed, and how many lines were not signed with
     this run's key (ignored)."""
@@ -241,7 +306,7 @@ def _follow(cmd: list[str], tmp: Path, token: str, limit: float,
     with open(err_path, "wb") as err:
         fds = (nursery.control.fileno(),) if nursery is not None else ()
         proc = subprocess.Popen(cmd, cwd=str(tmp), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
-                                env=checking_environment(token), start_new_session=True, pass_fds=fds)
+                                env=checking_environment(token, inputs), start_new_session=True, pass_fds=fds)
         if nursery is not None:  # the checking process holds the zygote now: it lives as long as that process
             nursery.control.close()
             nursery.control = None

@@ -22,7 +22,10 @@ from grader.checks import (
     probe,
     went_through,
 )
+from grader.hidden import inputs
+from grader.key import answer_key
 
+key = answer_key("ppo")
 gae_pair = functools.partial(check_pair, names=("advantages", "returns"))  # what gae-like functions return
 
 COURIER_R = [1.0, 0.0, 2.0]
@@ -302,15 +305,15 @@ def random_trajectory(seed):
 
 @graded("TD-ошибки на случайных траекториях против δ_t = r_t + γ·V(s_{t+1}) − V(s_t) (seed {seed})",
         subject="td_errors")
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@inputs("seed", [0, 1, 2])
 def test_td_errors_random(ppo, seed):
     rewards, values, last_value, gamma, _ = random_trajectory(seed)
     # copies: whether the inputs are left unchanged is the business of the checks of inputs, not of this one
     check_close(ppo.td_errors(rewards.copy(), values.copy(), last_value, gamma),
-                deltas_oracle(rewards, values, last_value, gamma), what=f"td_errors, T = {len(rewards)}",
+                key.deltas_oracle(rewards, values, last_value, gamma), what=f"td_errors, T = {len(rewards)}",
                 hint="δ_t = r_t + γ·V(s_{t+1}) − V(s_t); V(s_{t+1}) — следующий элемент values, у последнего шага — "
                      "last_value.",
-                mistakes=td_mistakes(rewards, values, last_value, gamma))
+                mistakes=key.td_mistakes(rewards, values, last_value, gamma))
 
 
 @graded("GAE на случайных траекториях против явной суммы Σ(γλ)^l δ_{t+l} (seed {seed})", subject="gae")
