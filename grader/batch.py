@@ -195,9 +195,14 @@ def write_feedback(hw: Homework, sub: Submission, out: Path) -> None:
 
 def run(hw: Homework, parts: list[tuple[Part, list[str] | None]], folder: Path, jobs: int = 2,
         timeout: float | None = None, csv_path: str | None = None, stream=None,
-        feedback_dir: str | None = None) -> list[Submission]:
+        feedback_dir: str | None = None, allow_default_secret: bool = False) -> list[Submission]:
     """Grade every submission in ``folder``; write the CSV (and, with ``feedback_dir``, each student's
-    feedback); print a summary table to stdout."""
+    feedback); print a summary table to stdout. A grade for the record: hidden inputs too, from the instructor's
+    secret (grader.secret); the kit's default secret only with ``allow_default_secret``."""
+    from grader.secret import refused
+
+    if refused(hw, allow_default_secret):
+        raise UsageError(refused(hw, allow_default_secret))
     if not folder.is_dir():
         raise UsageError(f"папки с работами {folder} нет")
     feedback = Path(feedback_dir).resolve() if feedback_dir else None

@@ -68,7 +68,8 @@ def gradescope(results: list[PartResult], seconds: float) -> dict:
             "extra_data": {"parts": [{"id": r.part.id, "title": r.part.title, "points": r.part.points,
                                       "bonus_points": r.part.bonus_points} for r in results],
                            "notes": {r.part.id: list(r.notes) for r in results if r.notes},
-                           "confinement": "; ".join(sorted({r.confinement for r in results if r.confinement}))}}
+                           "confinement": "; ".join(sorted({r.confinement for r in results if r.confinement})),
+                           **provenance(results)}}
     data["output"] = summary(data)
     return data
 
@@ -172,7 +173,16 @@ def csv_row(submission: str, results: list[PartResult]) -> dict:
             row[f"{r.part.id}_bonus"] = round(r.bonus_score, 2)
     row.update(total=round(score, 2), max=max_score, bonus=round(bonus, 2),
                passed=sum(r.n_passed for r in results), checks=sum(len(r.checks) for r in results))
+    row.update(provenance(results))
     return row
+
+
+def provenance(results: list[PartResult]) -> dict:
+    """Which rules graded: the inputs ("hidden": the grade for the record; "public": a self-check), the secret's
+    fingerprint, the checks' version."""
+    return {"inputs": "hidden" if results and all(r.inputs == "hidden" for r in results) else "public",
+            "secret": ",".join(sorted({r.secret for r in results if r.secret})),
+            "kit": ",".join(sorted({r.kit for r in results if r.kit}))}
 
 
 def write_csv(path: str | Path, rows: list[dict]) -> None:

@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import escape, export, homeworks
+from grader.hidden import hidden_available, secret_path
 from grader.homeworks import ROOT, Homework, UsageError, tomllib
 
 # grader.release and grader.build are instructor tools that the zip leaves out: only building the zip imports
@@ -59,7 +60,8 @@ CONFIG = "gradescope.json"
 ROOT_ENV = "GRADESCOPE_ROOT"
 # besides grader.release's exclusions (solutions, kit tests, instructor tools, docs, CI, caches)
 EXCLUDED = ["notebooks", "benchmarks", ".gitignore", ".gitattributes"]
-SHIPPED = ["grader/gradescope.py"]  # run_autograder's own code: in the zip, though not in the student's copy
+# in the zip, though not in the student's copy: run_autograder's own code, the answer key (the grade's hidden inputs)
+SHIPPED = ["grader/gradescope.py", "tests/*/key"]
 _SKIPPED_DIRS = {"__pycache__", ".ipynb_checkpoints", ".git", "__MACOSX", ".pytest_cache", ".venv", "venv",
                  "node_modules", "site-packages"}
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # the same kit gives the same zip
@@ -289,6 +291,20 @@ def _kit_contents(hw: Homework) -> dict[str, bytes]:
     return contents
 
 
+def _secret(hw: Homework, allow_default: bool) -> dict[str, bytes]:
+    """The instructor's secret for the zip (git may not track it), or nothing with the kit's default (refused unless
+    ``allow_default``)."""
+    from grader.secret import is_default, refused
+
+    if not hidden_available(hw.tests_dir):
+        raise GradescopeError("no answer key (tests/<hw>/key/) here: this looks like a student's copy")
+    if refused(hw, allow_default):
+        raise GradescopeError(refused(hw, allow_default))
+    if is_default(hw):
+        return {}
+    return {secret_path(hw.tests_dir).relative_to(ROOT).as_posix(): secret_path(hw.tests_dir).read_bytes()}
+
+
 def _write_zip(out: Path, own: dict[str, tuple[str, bool]], contents: dict[str, bytes]) -> None:
     """The zip ``out``: the autograder's own files (text, executable), then the kit's; written whole or not at all."""
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -302,8 +318,10 @@ def _write_zip(out: Path, own: dict[str, tuple[str, bool]], contents: dict[str, 
 
 
 def build(out: Path, homework: str | None = None, parts: list[str] | None = None,
-          rules: list[tuple[str, str]] | None = None, default: str = "visible", force: bool = False) -> list[str]:
-    """Write the autograder zip ``out``; return the names it holds."""
+          rules: list[tuple[str, str]] | None = None, default: str = "visible", force: bool = False,
+          allow_default_secret: bool = False) -> list[str]:
+    """Write the autograder zip ``out``; return the names it holds. It grades hidden inputs too, from the
+    instructor's secret (grader.secret); with the kit's default secret only when ``allow_default_secret``."""
     from grader import release  # an instructor tool: in the kit, not in the zip
 
     hw, parts = _chosen(homework, parts)
@@ -317,6 +335,7 @@ def build(out: Path, homework: str | None = None, parts: list[str] | None = None
         raise GradescopeError("generated files are out of date; run `python -m grader.build` first: "
                               + ", ".join(out_of_date))
     contents = _kit_contents(hw)
+    contents.update(_secret(hw, allow_default_secret))
     deps, requires_python = requirements(ROOT)
     config = {"homework": hw.name, "parts": parts, "default_visibility": default,
               "visibility": [[spec, level] for spec, level in rules], "kit": _kit_version(ROOT)}
@@ -584,6 +603,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--default-visibility", default="visible", choices=export.VISIBILITY,
                    help="the visibility of the other tests (default: visible)")
     p.add_argument("--force", action="store_true", help="do not refuse when generated files are stale")
+    p.add_argument("--allow-default-secret", action="store_true",
+                   help="grade hidden inputs from the kit's default secret (for a trial; see python -m grader.secret)")
     p.add_argument("--autograde", action="store_true", help="grade a submission (what run_autograder calls)")
     p.add_argument("--root", default=None, help=f"with --autograde: the autograder's root (default: ${ROOT_ENV} "
                                                 "or /autograder)")
@@ -594,7 +615,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error("name the zip to write, e.g. autograder.zip")
     try:
         rules = [parse_rule(r) for r in args.visibility]
-        names = build(Path(args.out), args.homework, args.parts, rules, args.default_visibility, args.force)
+        names = build(Path(args.out), args.homework, args.parts, rules, args.default_visibility, args.force,
+                      args.allow_default_secret)
     except GradescopeError as exc:
         print(f"gradescope: {exc}", file=sys.stderr)
         return 1

@@ -35,7 +35,7 @@ EXCLUDED = [
     ".benchmarks", ".ci",
     "docs", ".git", ".github",
     "grader/build.py", "grader/stubs.py", "grader/notebook_build.py", "grader/batch.py", "grader/release.py",
-    "grader/gradescope.py", "grader/constraints.py", "grader/answers.py",
+    "grader/gradescope.py", "grader/constraints.py", "grader/answers.py", "grader/secret.py",
     "*.egg-info", "__pycache__", ".pytest_cache", ".ipynb_checkpoints", "build", "dist", "out", ".venv", "venv",
 ]
 GIT_TIMEOUT = 30  # seconds for one git command

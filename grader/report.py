@@ -70,6 +70,7 @@ def scoreboard(hw: Homework, results: list[PartResult], source: str, rerun_prefi
         lines.append(_total(full))
     if part_runs:
         lines.append(_selected_total(part_runs, worth, bool(full)))
+    lines += _inputs(results)
     levels = sorted({r.confinement for r in results if r.confinement})
     if levels:
         lines.append(f"{'Код' if reference else 'Ваш код'} выполнялся в отдельном процессе ({'; '.join(levels)}).")
@@ -111,12 +112,35 @@ def _table(results: list[PartResult], partial_ids: set[str], worth: dict, whole)
     return rows
 
 
+SELF_CHECK = ("Это самопроверка на открытых входах — тех, что есть в вашей копии. Оценку за работу выставляют "
+              "отдельно: все проверки запускаются ещё раз и на других входах того же вида, которых в копии нет.")
+
+
+def _inputs(results: list[PartResult]) -> list[str]:
+    """What the total is: a self-check on public inputs (and which checks run only in the grade), or the grade."""
+    if any(r.inputs != "public" for r in results):
+        secrets = sorted({r.secret for r in results if r.secret})
+        return [f"Оценка на открытых и скрытых входах (секрет {', '.join(secrets)}; версия проверок "
+                f"{', '.join(sorted({r.kit for r in results if r.kit}))})."]
+    lines = [SELF_CHECK]
+    for r in results:
+        if r.grade_only:
+            titles = "; ".join(f"«{c.get('title', c.get('name', ''))}»" for c in r.grade_only)
+            lines.append(f"  [{r.part.id}] только при выставлении оценки (ответ зависит от того, что делал ваш код, "
+                         f"и в копии его нет): {titles}")
+    kit = sorted({r.kit for r in results if r.kit})
+    if kit:
+        lines.append(f"Версия проверок: {', '.join(kit)} (если преподаватель обновил набор, обновите копию).")
+    return lines
+
+
 def _total(full: list[PartResult]) -> str:
     score, max_score, bonus, max_bonus = totals(full)
     n_passed = sum(r.n_passed for r in full)
     n_total = sum(len(r.checks) for r in full)
     percent = 100 * score / max_score if max_score else 0.0
-    total = (f"Итого: {_points(score, 2)} из {_points(max_score)} баллов ({percent:.0f}%), "
+    label = "Итого" if any(r.inputs != "public" for r in full) else "Итого самопроверки"
+    total = (f"{label}: {_points(score, 2)} из {_points(max_score)} баллов ({percent:.0f}%), "
              f"проверок пройдено {n_passed} из {n_total}")
     if max_bonus:
         total += f"; бонус {_points(bonus, 2)} из {_points(max_bonus)}"

@@ -24,7 +24,7 @@ from pathlib import Path
 from grader.boundary import confine, events, zygote
 from grader.boundary.staging import kit_digest
 from grader.escape import identifiers, printable
-from grader.hidden import INPUTS_ENV, hidden_available
+from grader.hidden import DEFAULT_SECRET, INPUTS_ENV, fingerprint, hidden_available, secret
 from grader.homeworks import ROOT, Homework, Part
 from grader.report import DIAGNOSIS
 from grader.results import CheckResult, PartResult
@@ -194,6 +194,22 @@ def inputs_for(hw: Homework, public: bool = False) -> str:
     return "public" if public or not hidden_available(hw.tests_dir) else "hidden"
 
 
+def _secret_named(hw: Homework) -> str:
+    text = secret(hw.tests_dir)
+    return fingerprint(text) + ("-default" if text == DEFAULT_SECRET else "")
+
+
+def protect_key(hw: Homework) -> None:
+    """The instructor's answer key and secret readable by their owner only: a worker run as another user (nobody,
+    without namespaces) cannot read them; with namespaces it does not see them at all (boundary.zygote.visible)."""
+    folder = hw.tests_dir / "key"
+    for path in [folder, *folder.glob("*")] if folder.is_dir() else []:
+        try:
+            os.chmod(path, 0o700 if path.is_dir() else 0o600)
+        except OSError:
+            pass
+
+
 def run_parts(hw: Homework, selected: list[tuple[Part, list[str] | None]], impl: str,
               timeout: float | None = None, public: bool = False, show_hidden: bool = False) -> list[PartResult]:
     """Grade several parts in one checking process (pytest starts once); each part's code runs in a worker of
@@ -201,8 +217,11 @@ def run_parts(hw: Homework, selected: list[tuple[Part, list[str] | None]], impl:
     (:func:`inputs_for`); ``show_hidden``: a failure on hidden inputs shows them."""
     started = time.perf_counter()
     inputs = inputs_for(hw, public)
-    results = {part.id: PartResult(part, inputs=inputs) for part, _ in selected}
     kit = _KIT.setdefault(hw.name, kit_digest(hw))
+    protect_key(hw)
+    results = {part.id: PartResult(part, inputs=inputs, kit=kit[:12],
+                                   secret=_secret_named(hw) if inputs == "hidden" else "")
+               for part, _ in selected}
     targets, selects = [], []
     for part, selection in selected:
         test_file = hw.tests_dir / part.tests
