@@ -46,6 +46,9 @@ PROBE = textwrap.dedent('''
                                                                           "s6-hw00-rl-foundations")))),
             "read_check_file": attempt(lambda: open(os.path.join(kit_root, "tests", "s6-hw00-rl-foundations",
                                                                  "test_ppo.py")).read(10)),
+            "read_key": attempt(lambda: open(os.path.join(kit_root, "tests", "s6-hw00-rl-foundations", "key",
+                                                          "ppo.py")).read(10)),
+            "import_key": attempt(lambda: __import__("importlib").import_module("key.ppo")),
             "read_shared": attempt(lambda: os.listdir(os.path.join(kit_root, "tests", "s6-hw00-rl-foundations",
                                                                    "shared"))),
             "write_grader": attempt(lambda: open(os.path.join(kit_root, "grader", "checks.py"), "a").close()),
@@ -127,7 +130,7 @@ def test_the_self_probe_connects_on_the_host(listener):
 
 
 @namespaces
-def test_worker_cannot_read_the_solutions_the_checks_or_the_kit_root(probed):
+def test_worker_cannot_read_the_solutions_the_checks_the_answer_key_or_the_kit_root(probed):
     level, seen, session = probed
     assert session.confined and level == confine.NAMESPACES
     assert (ROOT / "solutions").is_dir()  # they exist, the worker just does not see them
@@ -138,6 +141,9 @@ def test_worker_cannot_read_the_solutions_the_checks_or_the_kit_root(probed):
     assert seen["read_checks"] == "ok: ['parts.toml', 'shared']", seen
     assert seen["read_check_file"].startswith("refused"), seen
     assert "control_envs.py" in seen["read_shared"], seen
+    # nor the instructor's answer key (#26): the oracles, the secret of the hidden inputs
+    assert (ROOT / "tests" / "s6-hw00-rl-foundations" / "key" / "ppo.py").is_file()
+    assert seen["read_key"].startswith("refused") and seen["import_key"].startswith("refused"), seen
 
 
 @namespaces

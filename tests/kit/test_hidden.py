@@ -1,0 +1,145 @@
+"""Hidden inputs (#26): a public check counts only when its function works on inputs the student's copy never held;
+the grade for the record refuses the kit's default secret; the answer key records are found again by their inputs.
+
+The rules are pure functions here (grader.runner.gated, grader.key); the attacks on a whole release are in
+tests/kit/test_answer_key.py.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from grader import hidden, key
+from grader.homeworks import ROOT
+from grader.runner import check_results
+from kit import run_check
+
+HW = "s6-hw00-rl-foundations"
+
+
+def item(name: str, subject: str = "f", twin: str = "", hidden_: bool = False) -> dict:
+    return {"nodeid": f"t.py::{name}", "name": name, "title": f"проверка {name}", "weight": 1.0, "bonus": False,
+            "subjects": [subject], "hidden": hidden_ or bool(twin), "twin": twin}
+
+
+def result(name: str, outcome: str, message: str = "") -> dict:
+    return {"event": "result", "nodeid": f"t.py::{name}", "name": name, "outcome": outcome,
+            "kind": "" if outcome == "passed" else "check", "message": message, "traceback": ""}
+
+
+def graded(items, outcomes, show_hidden=False):
+    records = [{"event": "collected", "items": items}, *(result(n, o, m) for n, o, m in outcomes)]
+    return {c.name: c for c in check_results(records, show_hidden=show_hidden)}
+
+
+def test_a_public_check_counts_only_with_its_hidden_twin():
+    items = [item("test_r[0]"), item("test_r[hidden-0]", twin="0"), item("test_r[1]"),
+             item("test_r[hidden-1]", twin="1")]
+    got = graded(items, [("test_r[0]", "passed", ""), ("test_r[hidden-0]", "failed", "Похоже на типичную ошибку: x"),
+                         ("test_r[1]", "passed", ""), ("test_r[hidden-1]", "passed", "")])
+    assert set(got) == {"test_r[0]", "test_r[1]"}  # the twins carry no points of their own
+    assert got["test_r[1]"].passed
+    lost = got["test_r[0]"]
+    assert not lost.passed and lost.kind == "hidden"
+    assert "Открытые случаи пройдены" in lost.message and "--show-hidden" in lost.message
+    assert "Похоже на типичную ошибку: x" in lost.message  # a diagnosis made on the hidden input itself
+
+
+def test_show_hidden_tells_the_hidden_failure_and_which_check_reruns_it():
+    items = [item("test_r[0]"), item("test_r[hidden-0]", twin="0")]
+    got = graded(items, [("test_r[0]", "passed", ""), ("test_r[hidden-0]", "failed", "ожидалось 1, получено 2")],
+                 show_hidden=True)
+    assert "test_r[hidden-0]" in got["test_r[0]"].message and "ожидалось 1, получено 2" in got["test_r[0]"].message
+
+
+def test_a_check_without_a_twin_counts_when_its_function_passes_a_hidden_check():
+    items = [item("test_lesson", "f"), item("test_other", "g"), item("test_r[0]", "f"),
+             item("test_r[hidden-0]", "f", twin="0"), item("test_s[0]", "f"), item("test_s[hidden-0]", "f", twin="0")]
+    one_passes = graded(items, [("test_lesson", "passed", ""), ("test_other", "passed", ""),
+                                ("test_r[0]", "passed", ""), ("test_r[hidden-0]", "failed", ""),
+                                ("test_s[0]", "passed", ""), ("test_s[hidden-0]", "passed", "")])
+    assert one_passes["test_lesson"].passed  # one missed hidden case costs that check, not the function
+    assert not one_passes["test_r[0]"].passed and one_passes["test_s[0]"].passed
+    assert one_passes["test_other"].passed  # g has no hidden checks at all: nothing gates it
+    none_passes = graded(items, [("test_lesson", "passed", ""), ("test_r[0]", "passed", ""),
+                                 ("test_r[hidden-0]", "failed", ""), ("test_s[0]", "passed", ""),
+                                 ("test_s[hidden-0]", "failed", "")])
+    assert not any(c.passed for c in none_passes.values() if c.subjects == ["f"])  # a lookup table scores nothing
+    assert "не проходит ни одной проверки на скрытых входах" in none_passes["test_lesson"].message
+
+
+def test_a_failed_public_check_keeps_its_own_message():
+    items = [item("test_r[0]"), item("test_r[hidden-0]", twin="0")]
+    got = graded(items, [("test_r[0]", "failed", "своё сообщение"), ("test_r[hidden-0]", "failed", "другое")])
+    assert got["test_r[0]"].message == "своё сообщение"
+
+
+def test_a_behaviour_check_on_hidden_seeds_is_graded_itself():
+    items = [item("test_cliff[0]", hidden_=True)]
+    assert graded(items, [("test_cliff[0]", "passed", "")])["test_cliff[0]"].passed
+
+
+def test_hidden_seeds_derive_from_the_secret(tmp_path, monkeypatch):
+    tests_dir = ROOT / "tests" / HW
+    default = hidden.seed_of(tests_dir, "test_x", "0")
+    assert default == hidden.seed_of(tests_dir, "test_x", "0") != hidden.seed_of(tests_dir, "test_x", "1")
+    other = tmp_path / "secret"
+    other.write_text("another term\n", encoding="utf-8")
+    monkeypatch.setenv(hidden.SECRET_ENV, str(other))
+    assert hidden.seed_of(tests_dir, "test_x", "0") != default
+    assert hidden.fingerprint("another term") not in "another term"
+
+
+def test_batch_refuses_the_default_secret_unless_told(tmp_path):
+    (tmp_path / "alice").mkdir()
+    proc = run_check(HW, "ppo", "--batch", str(tmp_path), "--csv", str(tmp_path / "s.csv"),
+                     env_extra={"HWKIT_ALLOW_DEFAULT_SECRET": "0"})
+    assert proc.returncode == 2 and "python -m grader.secret" in proc.stderr, proc.stdout + proc.stderr
+    assert not (tmp_path / "s.csv").exists()
+
+
+@pytest.mark.parametrize("shift", [0.0, 1e-13])
+def test_a_record_is_found_by_its_inputs_within_floating_point_noise(shift):
+    made = key.fingerprint([[np.linspace(0, 1, 100), 0.9, "first"], {}])
+    now = key.fingerprint([[np.linspace(0, 1, 100) + shift, 0.9 + shift, "first"], {}])
+    assert key.same(made, now)
+    assert not key.same(made, key.fingerprint([[np.linspace(0, 1, 100) + 1e-3, 0.9, "first"], {}]))
+    assert not key.same(made, key.fingerprint([[np.linspace(0, 1, 100), 0.9, "second"], {}]))
+
+
+def test_an_answer_survives_its_record_exactly():
+    answer = {"имя ошибки": np.array([[0.1, np.nan], [np.inf, -2.0]]), "пара": (np.int64(3), [1.5, None]),
+              "флаги": np.array([True, False])}
+    back = key.decode(key.encode(answer))
+    assert back.keys() == answer.keys() and back["пара"] == answer["пара"]
+    np.testing.assert_array_equal(back["имя ошибки"], answer["имя ошибки"])
+    assert back["флаги"].dtype == bool and back["имя ошибки"].dtype == np.float64
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root, to become nobody")
+def test_without_namespaces_a_worker_run_as_nobody_cannot_read_the_answer_key():
+    """Without namespaces a grader run as root runs the worker as nobody (grader.boundary.confine); the grader keeps
+    the key folder its owner's only (grader.runner.protect_key), so nobody cannot read an oracle or the secret."""
+    from grader import homeworks
+    from grader.runner import protect_key
+
+    hw = homeworks.load(HW)
+    protect_key(hw)
+    target = hw.tests_dir / "key" / "ppo.py"
+    pid = os.fork()
+    if pid == 0:  # the child becomes nobody, as a worker does, and tries
+        code = 1
+        try:
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+            try:
+                target.read_bytes()
+            except PermissionError:
+                code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, "nobody read the answer key"
