@@ -83,10 +83,39 @@ def _close_decoded(a, b) -> bool:
         return False
 
 
+def sources(hw: Homework, part: Part) -> str:
+    """A digest of what a part's records are made from: its checks, its answer key, the reference module and the
+    test environments (line ends normalized: the same on every checkout)."""
+    import hashlib
+
+    paths = [hw.tests_dir / part.tests, key.key_dir(hw.tests_dir) / f"{part.module}.py",
+             hw.solutions_dir / f"{part.module}.py", *sorted(hw.shared_dir.glob("*.py"))]
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(path.name.encode() + b"\0")
+        if path.is_file():
+            digest.update(path.read_bytes().replace(b"\r\n", b"\n"))
+    return digest.hexdigest()[:16]
+
+
+def stale_sources(hw: Homework) -> list[Path]:
+    """The records files whose part changed since they were made (or that are missing): cheap, no grading."""
+    out = []
+    for part in keyed_parts(hw):
+        path = key.answers_path(hw.tests_dir, part.module)
+        try:
+            made_from = json.loads(path.read_text(encoding="utf-8")).get("sources")
+        except (OSError, ValueError):
+            made_from = None
+        if made_from != sources(hw, part):
+            out.append(path)
+    return out
+
+
 def text(hw: Homework, part: Part, entries: list[dict]) -> str:
     """The records file: one entry a line (a change reads as a diff of the calls it changed)."""
     head = {"homework": hw.name, "part": part.module, "made_by": "python -m grader.answers",
-            "numpy": np.__version__}
+            "sources": sources(hw, part), "numpy": np.__version__}
     lines = [json.dumps(e, ensure_ascii=False, separators=(",", ":")) for e in entries]
     return (json.dumps(head, ensure_ascii=False)[:-1] + ', "entries": [\n' + ",\n".join(lines) + "\n]}\n")
 

@@ -1,8 +1,9 @@
 """Generate the student's files from the single source in ``solutions/<hw>/``.
 
 ``python -m grader.build [HW ...]`` writes ``homework/<hw>/*.py`` (the stubs of :mod:`grader.stubs`; a module
-without solution regions is copied as provided code) and the notebook, when the homework has one
-(:mod:`grader.notebook_build`); ``--check`` writes nothing and exits 1 when a generated file is out of date.
+without solution regions is copied as provided code), the notebook, when the homework has one
+(:mod:`grader.notebook_build`), and the answer records of a part whose checks, key or reference changed
+(:mod:`grader.answers`); ``--check`` writes nothing and exits 1 when a generated file is out of date.
 """
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from grader import homeworks, notebook_build
+from grader import answers, homeworks, key, notebook_build
+from grader.answers import AnswersError, keyed_parts, stale_sources
 from grader.homeworks import ROOT
 from grader.stubs import BuildError, make_stub
 
@@ -37,9 +39,21 @@ def build(hw_name: str, check: bool = False) -> list[Path]:
     return [path for path, _ in out_of_date]
 
 
+def records(hw_name: str, check: bool = False) -> list[Path]:
+    """The answer records (grader.answers) made from other sources than today's; remade unless ``check``."""
+    hw = homeworks.load(hw_name)
+    out = stale_sources(hw)
+    if not check:
+        for path in out:
+            part = next(p for p in keyed_parts(hw) if key.answers_path(hw.tests_dir, p.module) == path)
+            path.write_bytes(answers.text(hw, part, answers.record(hw, part)).encode("utf-8"))
+    return out
+
+
 def stale(hw_name: str) -> list[Path]:
-    """Generated files that differ from what the build would write now."""
-    return build(hw_name, check=True)
+    """Generated files that differ from what the build would write now, and answer records made from other
+    sources than today's (grader.answers: ``python -m grader.answers`` remakes them)."""
+    return build(hw_name, check=True) + stale_sources(homeworks.load(hw_name))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     names = args.homeworks or homeworks.available()
     try:
         out_of_date = [path for name in names for path in build(name, args.check)]
-    except (BuildError, homeworks.UsageError) as exc:
+        out_of_date += [path for name in names for path in records(name, args.check)]
+    except (BuildError, homeworks.UsageError, AnswersError) as exc:
         print(f"build: {exc}", file=sys.stderr)
         return 2
     for path in out_of_date:
