@@ -88,11 +88,13 @@ def visibility_matches(pattern: str, test: dict) -> bool:
     return bool(name) and (fnmatch.fnmatchcase(name, check) or fnmatch.fnmatchcase(name.split("[")[0], check))
 
 
-def set_visibility(data: dict, rules: list[tuple[str, str]], default: str = "visible") -> dict:
+def set_visibility(data: dict, rules: list[tuple[str, str]], default: str = "visible",
+                   hidden_inputs: str = "after_published") -> dict:
     """Give every test the visibility of the last rule ``(PART[::CHECK], level)`` that names it, else
     ``default`` (also written as the top-level visibility), and rewrite the summary in ``output`` so that it
-    tells nothing about the tests students cannot see yet. Returns ``data``, changed in place."""
-    for level in [default, *(lvl for _, lvl in rules)]:
+    tells nothing about the tests students cannot see yet. A check failed on hidden inputs only is shown no sooner
+    than ``hidden_inputs``. Returns ``data``, changed in place."""
+    for level in [default, hidden_inputs, *(lvl for _, lvl in rules)]:
         if level not in VISIBILITY:
             raise ValueError(f"unknown visibility {level!r}; one of {', '.join(VISIBILITY)}")
     data["visibility"] = default
@@ -101,6 +103,8 @@ def set_visibility(data: dict, rules: list[tuple[str, str]], default: str = "vis
         for pattern, level in rules:
             if visibility_matches(pattern, test):
                 test["visibility"] = level
+        if test.get("extra_data", {}).get("kind") == "hidden":
+            test["visibility"] = max(test["visibility"], hidden_inputs, key=VISIBILITY.index)
     data["output"] = summary(data)
     return data
 

@@ -319,14 +319,14 @@ def _write_zip(out: Path, own: dict[str, tuple[str, bool]], contents: dict[str, 
 
 def build(out: Path, homework: str | None = None, parts: list[str] | None = None,
           rules: list[tuple[str, str]] | None = None, default: str = "visible", force: bool = False,
-          allow_default_secret: bool = False) -> list[str]:
+          allow_default_secret: bool = False, hidden_inputs: str = "after_published") -> list[str]:
     """Write the autograder zip ``out``; return the names it holds. It grades hidden inputs too, from the
     instructor's secret (grader.secret); with the kit's default secret only when ``allow_default_secret``."""
     from grader import release  # an instructor tool: in the kit, not in the zip
 
     hw, parts = _chosen(homework, parts)
-    if default not in export.VISIBILITY:
-        raise GradescopeError(f"--default-visibility must be one of {', '.join(export.VISIBILITY)}")
+    if default not in export.VISIBILITY or hidden_inputs not in export.VISIBILITY:
+        raise GradescopeError(f"a visibility must be one of {', '.join(export.VISIBILITY)}")
     rules = list(rules or [])
     for spec, _ in rules:
         check_rule(hw, parts, spec)
@@ -337,7 +337,7 @@ def build(out: Path, homework: str | None = None, parts: list[str] | None = None
     contents = _kit_contents(hw)
     contents.update(_secret(hw, allow_default_secret))
     deps, requires_python = requirements(ROOT)
-    config = {"homework": hw.name, "parts": parts, "default_visibility": default,
+    config = {"homework": hw.name, "parts": parts, "default_visibility": default, "hidden_inputs": hidden_inputs,
               "visibility": [[spec, level] for spec, level in rules], "kit": _kit_version(ROOT)}
     own = {"setup.sh": (_setup_sh(requires_python), True), "run_autograder": (RUN_AUTOGRADER, True),
            "requirements.txt": ("".join(d + "\n" for d in deps), False),
@@ -561,7 +561,7 @@ def grade(root: Path, config: dict) -> dict:
                     said = _replace((proc.stderr or proc.stdout).strip(), paths)
                     data = _not_graded(hw, graded, f"проверка не выдала результатов (код {proc.returncode}):\n{said}")
     export.set_visibility(data, [tuple(rule) for rule in config.get("visibility", [])],
-                          config.get("default_visibility", "visible"))
+                          config.get("default_visibility", "visible"), config.get("hidden_inputs", "after_published"))
     data["output"] = export.summary(data, preface=found.remarks)
     data["execution_time"] = max(int(data.get("execution_time", 0)), round(time.perf_counter() - started))
     return data
@@ -602,6 +602,9 @@ def main(argv: list[str] | None = None) -> int:
                         "matching rule wins)")
     p.add_argument("--default-visibility", default="visible", choices=export.VISIBILITY,
                    help="the visibility of the other tests (default: visible)")
+    p.add_argument("--hidden-inputs-visibility", default="after_published", choices=export.VISIBILITY,
+                   help="no sooner than this, students see which checks failed on hidden inputs only "
+                        "(default: after_published)")
     p.add_argument("--force", action="store_true", help="do not refuse when generated files are stale")
     p.add_argument("--allow-default-secret", action="store_true",
                    help="grade hidden inputs from the kit's default secret (for a trial; see python -m grader.secret)")
@@ -616,7 +619,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rules = [parse_rule(r) for r in args.visibility]
         names = build(Path(args.out), args.homework, args.parts, rules, args.default_visibility, args.force,
-                      args.allow_default_secret)
+                      args.allow_default_secret, args.hidden_inputs_visibility)
     except GradescopeError as exc:
         print(f"gradescope: {exc}", file=sys.stderr)
         return 1
