@@ -46,6 +46,7 @@ def records(hw_name: str, check: bool = False) -> list[Path]:
     if not check:
         for path in out:
             part = next(p for p in keyed_parts(hw) if key.answers_path(hw.tests_dir, p.module) == path)
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(answers.text(hw, part, answers.record(hw, part)).encode("utf-8"))
     return out
 

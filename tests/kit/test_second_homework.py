@@ -72,6 +72,8 @@ def test_the_copy_has_the_kits_grader_and_only_the_new_homework(kit):
 
 def test_build_writes_the_stub_the_provided_module_and_the_notebook(kit):
     assert _run(sys.executable, "-m", "grader.build", "--check", cwd=kit).returncode == 0
+    records = json.loads((kit / "tests" / TINY / "answers" / "returns.json").read_text(encoding="utf-8"))
+    assert [e["function"] for e in records["entries"]] == ["explicit_sum"] * 3  # the key's answers, by folder
     stub = (kit / "homework" / TINY / "returns.py").read_text(encoding="utf-8")
     assert 'raise NotImplementedError("TODO: discounted_return")' in stub and "reversed" not in stub
     provided = (FIXTURE / "solutions" / TINY / "plots.py").read_bytes()
@@ -115,8 +117,31 @@ def test_release_carries_what_the_homework_needs(kit, tmp_path):
     assert {f"homework/{TINY}/returns.py", f"homework/{TINY}/plots.py", f"homework/{TINY}/README.md",
             f"notebooks/{TINY}.ipynb", f"tests/{TINY}/parts.toml", f"tests/{TINY}/test_returns.py"} <= files
     assert not [f for f in files if f.startswith("solutions/") or f in ("grader/build.py", "grader/stubs.py")]
+    assert f"tests/{TINY}/answers/returns.json" in files and not [f for f in files if "/key/" in f]
     proc = _run(sys.executable, "homework/check.py", TINY, cwd=out)
     assert proc.returncode == 1 and "не реализовано" in proc.stdout, proc.stdout + proc.stderr
+    proc = _run(sys.executable, "homework/check.py", TINY, "--dir", kit / "solutions" / TINY, cwd=out)
+    assert proc.returncode == 0 and "Итого самопроверки: 10 из 10" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_a_table_of_the_public_answers_scores_nothing_in_the_grade(kit, tmp_path):
+    """The copy holds the inputs of its checks, so a submission can memorize their answers; the instructor's grade
+    runs the random episodes on hidden seeds as well, and the worked example counts only with them."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    known = {round(float(r[0]), 9): float(np.sum(0.95 ** np.arange(len(r)) * r))
+             for r in (rng.normal(size=n) for n in (1, 5, 20))}
+    known[1.0] = 2.62
+    lookup = tmp_path / "lookup"
+    lookup.mkdir()
+    (lookup / "returns.py").write_text(f"KNOWN = {known!r}\n\n\ndef discounted_return(rewards, gamma):\n"
+                                       "    return KNOWN[round(float(rewards[0]), 9)]\n", encoding="utf-8")
+    proc, data = _grade(kit, "--dir", lookup, "--public")
+    assert data["score"] == 10, proc.stdout  # it did memorize every public answer
+    proc, data = _grade(kit, "--dir", lookup)
+    assert data["score"] == 0 and data["extra_data"]["inputs"] == "hidden", proc.stdout
+    assert "на скрытых входах" in proc.stdout, proc.stdout
 
 
 def test_gradescope_zip_carries_the_homework(kit, tmp_path):
@@ -125,5 +150,5 @@ def test_gradescope_zip_carries_the_homework(kit, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     names = set(zipfile.ZipFile(out).namelist())
     assert {f"homework/{TINY}/returns.py", f"homework/{TINY}/plots.py", f"tests/{TINY}/test_returns.py",
-            "grader/gradescope.py"} <= names
+            f"tests/{TINY}/key/returns.py", "grader/gradescope.py"} <= names  # the grade's answer key too
     assert not [n for n in names if n.startswith(("solutions/", "notebooks/"))]

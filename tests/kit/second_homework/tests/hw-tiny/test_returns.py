@@ -1,8 +1,13 @@
 """Graded checks of the part `returns`: the courier robot's worked example and random episodes, against the
-explicit sum Σ_t γ^t r_t (the reference folds the episode backwards)."""
+explicit sum Σ_t γ^t r_t of the answer key (tests/hw-tiny/key/returns.py; the reference folds the episode
+backwards). The random episodes run on hidden seeds too in the instructor's grade (grader.hidden)."""
 import numpy as np
 
 from grader.checks import check_float, graded
+from grader.hidden import inputs
+from grader.key import answer_key
+
+key = answer_key("returns")
 
 
 @graded("робот-курьер: r = [1, 0, 2], γ = 0.9", subject="discounted_return")
@@ -12,9 +17,10 @@ def test_courier(returns):
 
 
 @graded("случайные эпизоды длины 1, 5 и 20, γ = 0.95", subject="discounted_return")
-def test_random_episodes(returns):
-    rng = np.random.default_rng(0)
+@inputs("seed", [0])
+def test_random_episodes(returns, seed):
+    rng = np.random.default_rng(seed)
     for length in (1, 5, 20):
         rewards = rng.normal(size=length)
-        expected = float(np.sum(0.95 ** np.arange(length) * rewards))
-        check_float(returns.discounted_return(rewards, 0.95), expected, what=f"G_0 эпизода длины {length}")
+        check_float(returns.discounted_return(rewards, 0.95), key.explicit_sum(rewards, 0.95),
+                    what=f"G_0 эпизода длины {length}")
