@@ -47,6 +47,18 @@ def fingerprint(text: str) -> str:
     return hashlib.sha256(("hwkit-secret-fingerprint/" + text).encode("utf-8")).hexdigest()[:12]
 
 
+def checks_version(tests_dir: Path) -> str:
+    """The version of a homework's public checks: a digest of what the student's copy holds of them (the test files,
+    the test environments, the parts, the recorded answers), the same in the copy and the instructor's checkout."""
+    tests_dir = Path(tests_dir)
+    digest = hashlib.sha256()
+    for path in sorted([*tests_dir.glob("*.py"), *tests_dir.glob("*.toml"), *(tests_dir / "shared").glob("*.py"),
+                        *(tests_dir / "answers").glob("*.json")]):
+        digest.update(path.relative_to(tests_dir).as_posix().encode() + b"\0"
+                      + path.read_bytes().replace(b"\r\n", b"\n") + b"\0")
+    return digest.hexdigest()[:12]
+
+
 def hidden_available(tests_dir: Path) -> bool:
     """Whether hidden inputs can be graded here: the instructor's modules of the answer key are present."""
     return (Path(tests_dir) / "key").is_dir()

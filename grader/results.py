@@ -50,7 +50,7 @@ class PartResult:
     grade_only: list[dict] = field(default_factory=list)  # checks left out of a self-check: run only in the grade
     inputs: str = "public"  # "hidden": the grade for the record (hidden inputs too); "public": a self-check
     secret: str = ""  # with hidden inputs: the fingerprint of the secret they derive from (grader.hidden)
-    kit: str = ""  # the version of the checks: a digest of the kit's files (grader.boundary.staging.kit_digest)
+    kit: str = ""  # the version of the public checks (grader.hidden.checks_version): the same in the copy
 
     def _weights(self, bonus: bool) -> tuple[float, float]:
         own = [c for c in self.checks if c.bonus == bonus]

@@ -24,7 +24,7 @@ from pathlib import Path
 from grader.boundary import confine, events, zygote
 from grader.boundary.staging import kit_digest
 from grader.escape import identifiers, printable
-from grader.hidden import DEFAULT_SECRET, INPUTS_ENV, fingerprint, hidden_available, secret
+from grader.hidden import DEFAULT_SECRET, INPUTS_ENV, checks_version, fingerprint, hidden_available, secret
 from grader.homeworks import ROOT, Homework, Part
 from grader.report import DIAGNOSIS
 from grader.results import CheckResult, PartResult
@@ -219,7 +219,7 @@ def run_parts(hw: Homework, selected: list[tuple[Part, list[str] | None]], impl:
     inputs = inputs_for(hw, public)
     kit = _KIT.setdefault(hw.name, kit_digest(hw))
     protect_key(hw)
-    results = {part.id: PartResult(part, inputs=inputs, kit=kit[:12],
+    results = {part.id: PartResult(part, inputs=inputs, kit=checks_version(hw.tests_dir),
                                    secret=_secret_named(hw) if inputs == "hidden" else "")
                for part, _ in selected}
     targets, selects = [], []

@@ -77,7 +77,8 @@ def kit_files(hw: Homework) -> list[Path]:
     files = [*sorted((ROOT / "grader").rglob("*.py")), ROOT / "homework" / "check.py", ROOT / "conftest.py",
              ROOT / "pyproject.toml", ROOT / "tests" / "conftest.py",
              *sorted(p for p in hw.tests_dir.iterdir() if p.suffix in (".py", ".toml")),
-             *sorted(hw.shared_dir.glob("*.py")),
+             *sorted(hw.shared_dir.glob("*.py")), *sorted((hw.tests_dir / "answers").glob("*.json")),
+             *sorted((hw.tests_dir / "key").glob("*.py")),
              *provided_modules(hw).values(), *(hw.homework_dir / f"{m}.py" for m in provided_modules(hw))]
     return [p for p in dict.fromkeys(files) if p.is_file()]
 

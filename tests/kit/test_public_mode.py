@@ -1,0 +1,74 @@
+"""The student's copy grades exactly as the instructor's public mode (#26): same verdicts, same feedback.
+
+The copy holds no answer key (tests/<hw>/key/); on public inputs both sides read the same recorded answers
+(tests/<hw>/answers/), and a public run never loads the key (grader.key: only hidden inputs and recording do),
+so the copy's scoreboard is the instructor's ``--public`` one. Shown here on whole gradings: the reference, the
+stubs, and the catalogue's mistakes, one per part at a time in one submission (the catalogue itself is graded on
+public inputs, tests/kit/catalogue.py, so every mutant's verdict and feedback are the public mode's).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from catalogue import CASES
+from grader import homeworks, release
+from grader.homeworks import ROOT
+from kit import HW, run_check
+
+pytestmark = pytest.mark.slow  # whole gradings on both sides
+
+
+@pytest.fixture(scope="module")
+def copy(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("copy") / "student"
+    release.release(out)
+    return out
+
+
+def _mutated(tmp: Path, rank: int) -> Path:
+    """The reference with the ``rank``-th mistake of each part's catalogue (one per part, every part at once)."""
+    hw = homeworks.load(HW)
+    folder = tmp / f"mutants{rank}"
+    shutil.copytree(hw.solutions_dir, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    for part in hw.parts:
+        mutants = [p for p in CASES if p.parent.name == part.id]
+        if mutants:
+            module = folder / f"{part.module}.py"
+            module.write_text(module.read_text(encoding="utf-8") + "\n\n# ---- mutant ----\n"
+                              + mutants[rank % len(mutants)].read_text(encoding="utf-8"), encoding="utf-8")
+    return folder
+
+
+def _said(proc, root: Path) -> str:
+    return (proc.stdout + proc.stderr).replace(str(root), "ROOT").replace(str(ROOT), "ROOT")
+
+
+def test_the_copy_holds_the_instructors_checks_records_and_grader_byte_for_byte(copy):
+    shipped = [p.relative_to(copy).as_posix() for p in copy.rglob("*") if p.is_file()]
+    assert not [rel for rel in shipped if "/key/" in rel or rel.startswith("solutions/")]
+    assert [rel for rel in shipped if rel.startswith(f"tests/{HW}/answers/")]
+    for rel in shipped:
+        if rel.startswith(("grader/", f"tests/{HW}/", f"homework/{HW}/")):
+            assert (copy / rel).read_bytes() == (ROOT / rel).read_bytes(), rel
+
+
+@pytest.mark.parametrize("which", ["reference", "stubs", "mutants0"])
+def test_a_submission_reads_the_same_in_the_copy_and_in_the_instructors_public_mode(copy, tmp_path, which):
+    if which == "reference":
+        folder = homeworks.load(HW).solutions_dir
+    elif which == "stubs":
+        folder = homeworks.load(HW).homework_dir
+    else:
+        folder = _mutated(tmp_path, int(which[-1]))
+    theirs = subprocess.run([sys.executable, str(copy / "homework" / "check.py"), HW, "--dir", str(folder)],
+                            cwd=str(copy), capture_output=True, text=True, encoding="utf-8", timeout=600,
+                            env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+    ours = run_check(HW, "--dir", str(folder), "--public")
+    assert "самопроверк" in theirs.stdout, theirs.stdout
+    assert (theirs.returncode, _said(theirs, copy)) == (ours.returncode, _said(ours, ROOT))
