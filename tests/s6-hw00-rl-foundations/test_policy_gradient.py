@@ -1,8 +1,8 @@
 """Graded checks of the part `policy_gradient`: softmax, ∇ log π, the REINFORCE step, the bandit.
 
 The lesson's worked numbers (0.550, 0.525, 0.512) and the expected output table of the bandit in
-the policy-gradient overview (seed 001) are pinned; randomized cases compare against oracles written
-differently: log π through log-sum-exp, its gradient by finite differences, the bandit as a separate loop.
+the policy-gradient overview (seed 001) are pinned; randomized cases compare against the answer key
+(tests/<hw>/key/policy_gradient.py, instructor only; grader.key), on hidden seeds too (grader.hidden).
 """
 
 import numpy as np
@@ -21,122 +21,33 @@ from grader.checks import (
     probe,
     went_through,
 )
+from grader.hidden import inputs
+from grader.key import answer_key
 
-# ---- oracles -----------------------------------------------------------------------------------
+key = answer_key("policy_gradient")
 
+# ---- what the probes compare with ---------------------------------------------------------------
 
-def log_softmax_oracle(z):
-    z = np.asarray(z, float)
-    m = z.max()
-    return z - (m + np.log(np.sum(np.exp(z - m))))  # log π = z − logsumexp(z)
-
-
-def grad_log_pi_fd(z, a, h=1e-6):
-    """∂ log π(a) / ∂z by central finite differences."""
-    z = np.asarray(z, float)
-    grad = np.zeros_like(z)
-    for i in range(len(z)):
-        up, down = z.copy(), z.copy()
-        up[i] += h
-        down[i] -= h
-        grad[i] = (log_softmax_oracle(up)[a] - log_softmax_oracle(down)[a]) / (2 * h)
-    return grad
+LESSON_Z = [-0.1, 0.1]  # the lesson's softmax example
+PROBE_Z = [0.3, -1.2, 2.0, 0.5]  # the probes' hand-made logits
 
 
-def bandit_oracle(use_baseline, seed, steps=2000, lr=0.01):
-    """The overview's protocol: one generator; per step choice(3, p=π), then normal(0, 1); b after the step."""
-    rng = np.random.default_rng(seed)
-    arms = np.array([10.0, 10.5, 9.5])
-    logits, b, grads = np.zeros(3), 0.0, np.zeros((min(steps, 200), 3))
-    for t in range(steps):
-        probs = np.exp(logits) / np.exp(logits).sum()
-        action = rng.choice(3, p=probs)
-        reward = arms[action] + rng.normal(0, 1)
-        score = (np.arange(3) == action) - probs
-        g = (reward - b if use_baseline else reward) * score
-        if t < 200:
-            grads[t] = g
-        logits = logits + lr * g
-        b = b + 0.05 * (reward - b)
-    return probs, float(((grads - grads.mean(axis=0)) ** 2).mean(axis=0).sum())
+def block_answers():
+    """The answers the probes of softmax and grad_log_softmax compare with: every check that may probe asks the
+    key for them up front (from fixed inputs, whatever the student's answer)."""
+    return {"lesson": key.softmax_oracle(LESSON_Z), "softmax": key.softmax_oracle(PROBE_Z),
+            "grad": key.grad_log_pi_fd(PROBE_Z, 2)}
 
 
-def bandit_trajectory(use_baseline, seed, steps=2000, lr=0.01, mistake=None):
-    """The overview's protocol, or one typical deviation from it: (π before the last update, π after it, all g_t)."""
-    rng = np.random.default_rng(seed)
-    arms = np.array([10.0, 10.5, 9.5])
-    logits, b, total, grads = np.zeros(3), 0.0, 0.0, []
-    weighted = {"always_baseline": True, "never_baseline": False}.get(mistake, use_baseline)
-    for t in range(steps):
-        probs = np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum()
-        if mistake == "noise_first":
-            noise = rng.normal(0, 1)
-            action = rng.choice(3, p=probs)
-        else:
-            action = rng.choice(3, p=probs)
-            noise = rng.normal(0, 1)
-        reward = arms[action] + noise
-        if mistake == "baseline_first":
-            b = b + 0.05 * (reward - b)
-        g = (reward - b if weighted else reward) * ((np.arange(3) == action) - probs)
-        grads.append(g)
-        logits = logits - lr * g if mistake == "descent" else logits + lr * g
-        if mistake == "mean_so_far":
-            total += reward
-            b = total / (t + 1)
-        elif mistake != "baseline_first":
-            b = b + 0.05 * (reward - b)
-    after = np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum()
-    return probs, after, np.array(grads)
-
-
-def _var(grads, **kwargs):
-    return float(np.var(grads, axis=0, **kwargs).sum())
-
-
-BANDIT_MISTAKES = {  # name for the student: (the trajectory's mistake, how π and the variance are read from it)
-    "baseline b обновлён до того, как посчитан вес r − b (b ← b + 0.05·(r − b) стоит раньше w = r − b): вес шага t "
-    "должен видеть старое b, а обновление b — последняя строка шага": ("baseline_first", "before", "early"),
-    "шум награды взят до выбора действия: порядок вызовов rng — как в docstring, сначала действие a ~ π, потом шум "
-    "награды N(0, 1)":
-        ("noise_first", "before", "early"),
-    "baseline — простое среднее всех наград, а нужно бегущее среднее b ← b + 0.05·(r − b)":
-        ("mean_so_far", "before", "early"),
-    "use_baseline проигнорирован: baseline вычитается и без него": ("always_baseline", "before", "early"),
-    "use_baseline проигнорирован: baseline не вычитается и с ним": ("never_baseline", "before", "early"),
-    "шаг вниз по градиенту (θ − α·g_t), а нужен подъём θ + α·g_t": ("descent", "before", "early"),
-    "вернули π после последнего обновления θ, а нужна политика, по которой выбрано последнее действие":
-        (None, "after", "early"),
-    "дисперсия с ddof = 1, а нужна np.var по умолчанию (ddof = 0)": (None, "before", "ddof1"),
-    "дисперсия по всем шагам запуска, а нужна по первым 200": (None, "before", "all"),
-    "np.var без axis: одна дисперсия всех 600 чисел, а нужна дисперсия каждого рычага (axis=0) и их сумма":
-        (None, "before", "no_axis"),
-    "дисперсии рычагов усреднены, а нужна их сумма": (None, "before", "mean"),
-}
-
-
-def bandit_diagnosis(got_pi, got_var, use_baseline, seed, steps, lr, extra=()):
-    """The name of the typical mistake whose π and variance both match the answer (unrounded), or None.
-    extra: more (name, steps, lr) to try with the right protocol (for a steps or lr not passed on)."""
+def bandit_diagnosis(got_pi, got_var, candidates):
+    """The name of the typical mistake (candidates: the key's {name: (π, variance)}) whose π and variance both
+    match the answer (unrounded), or None."""
     try:
         got_pi, got_var = np.asarray(got_pi, dtype=float), float(got_var)
     except (TypeError, ValueError):
         return None
-    runs = {}
-    for name, (mistake, pi_at, var_of) in BANDIT_MISTAKES.items():
-        if mistake not in runs:
-            runs[mistake] = bandit_trajectory(use_baseline, seed, steps, lr, mistake)
-        before, after, grads = runs[mistake]
-        pi = after if pi_at == "after" else before
-        early = grads[:200]
-        var = {"early": _var(early), "ddof1": _var(early, ddof=1), "all": _var(grads),
-               "no_axis": float(np.var(early)), "mean": float(np.var(early, axis=0).mean())}[var_of]
+    for name, (pi, var) in candidates.items():
         if got_pi.shape == (3,) and np.allclose(got_pi, pi, atol=1e-6) and np.isclose(got_var, var, rtol=1e-6):
-            return name
-    for name, other_steps, other_lr in extra:
-        pi, _, grads = bandit_trajectory(use_baseline, seed, other_steps, other_lr)
-        if (got_pi.shape == (3,) and np.allclose(got_pi, pi, atol=1e-6)
-                and np.isclose(got_var, _var(grads[:200]), rtol=1e-6)):
             return name
     return None
 
@@ -149,32 +60,30 @@ DEFER_GRAD = "сначала исправьте grad_log_softmax (проверк
 
 
 @probe(False)
-def softmax_ok(pg):
-    z = np.array([0.3, -1.2, 2.0, 0.5])
-    return (matches(pg.softmax(np.array([-0.1, 0.1])), np.exp(log_softmax_oracle([-0.1, 0.1])))
-            and matches(pg.softmax(z), np.exp(log_softmax_oracle(z))))
+def softmax_ok(pg, blocks):
+    return (matches(pg.softmax(np.array(LESSON_Z)), blocks["lesson"])
+            and matches(pg.softmax(np.array(PROBE_Z)), blocks["softmax"]))
 
 
 @probe(False)
-def grad_ok(pg):
-    z = np.array([0.3, -1.2, 2.0, 0.5])
-    return matches(pg.grad_log_softmax(np.zeros(2), 1), [-0.5, 0.5]) and matches(pg.grad_log_softmax(z, 2),
-                                                                               grad_log_pi_fd(z, 2), 1e-5)
+def grad_ok(pg, blocks):
+    return (matches(pg.grad_log_softmax(np.zeros(2), 1), [-0.5, 0.5])
+            and matches(pg.grad_log_softmax(np.array(PROBE_Z), 2), blocks["grad"], 1e-5))
 
 
-def building_blocks(pg, what, caller):
+def building_blocks(pg, what, caller, blocks):
     """The deferral hint when softmax or grad_log_softmax is wrong and the student's ``caller`` uses it, else
     None."""
-    if went_through(pg, caller, "softmax") and not softmax_ok(pg):
+    if went_through(pg, caller, "softmax") and not softmax_ok(pg, blocks):
         return Defer(DEFER_SOFTMAX.format(what=what), "softmax")
-    if went_through(pg, caller, "grad_log_softmax") and not grad_ok(pg):
+    if went_through(pg, caller, "grad_log_softmax") and not grad_ok(pg, blocks):
         return Defer(DEFER_GRAD.format(what=what), "grad_log_softmax")
     return None
 
 
-def softmax_defer(pg, caller, what="∇ log π = e_a − softmax(z)"):
+def softmax_defer(pg, caller, blocks, what="∇ log π = e_a − softmax(z)"):
     """The deferral to softmax's checks when the student's ``caller`` uses softmax and it is wrong, else None."""
-    if went_through(pg, caller, "softmax") and not softmax_ok(pg):
+    if went_through(pg, caller, "softmax") and not softmax_ok(pg, blocks):
         return Defer(DEFER_SOFTMAX.format(what=what), "softmax")
     return None
 
@@ -184,61 +93,61 @@ def softmax_defer(pg, caller, what="∇ log π = e_a − softmax(z)"):
 
 @graded("softmax: пример урока z = [−0.1, 0.1] → π = [0.450, 0.550]; сумма 1", subject="softmax")
 def test_softmax_lesson(policy_gradient):
-    got = policy_gradient.softmax([-0.1, 0.1])
-    check_close(got, [1 / (1 + np.exp(0.2)), 1 / (1 + np.exp(-0.2))], what="softmax([−0.1, 0.1])",
-                hint="π_a = exp(z_a) / Σ_b exp(z_b).")
+    expected = key.softmax_oracle(LESSON_Z)
+    got = policy_gradient.softmax(list(LESSON_Z))
+    check_close(got, expected, what="softmax([−0.1, 0.1])", hint="π_a = exp(z_a) / Σ_b exp(z_b).")
 
 
-@graded("softmax на случайных логитах против exp(log π) через log-sum-exp; списки, float32, float64, батч [..., A]",
-        subject="softmax")
-def test_softmax_random(policy_gradient):
-    rng = np.random.default_rng(0)
+@graded("softmax на случайных логитах против exp(log π) через log-sum-exp; списки, float32, float64, батч [..., A] "
+        "(seed {seed})", subject="softmax")
+@inputs("seed", [0])
+def test_softmax_random(policy_gradient, seed):
+    rng = np.random.default_rng(seed)
     for n in (2, 3, 7):
         z = rng.normal(0, 3, size=n).astype(np.float32)
         before = z.copy()
-        check_close(policy_gradient.softmax(z), np.exp(log_softmax_oracle(z)), atol=1e-6,
-                    what=f"softmax от {n} логитов float32")
+        expected = key.softmax_oracle(z)
+        check_close(policy_gradient.softmax(z), expected, atol=1e-6, what=f"softmax от {n} логитов float32")
         check_unchanged(before, z, name="z", function="softmax")
-        check_close(policy_gradient.softmax(z.tolist()), np.exp(log_softmax_oracle(z)), atol=1e-6,
+        check_close(policy_gradient.softmax(z.tolist()), expected, atol=1e-6,
                     what=f"softmax от списка Python из {n} логитов")
     batch = rng.normal(0, 2, size=(4, 5))
-    expected = np.stack([np.exp(log_softmax_oracle(row)) for row in batch])
+    expected, mistakes = key.softmax_oracle(batch), key.softmax_batch_mistakes(batch)
     check_close(policy_gradient.softmax(batch), expected, atol=1e-9, what="softmax батча формы (4, 5) по последней оси",
                 hint="максимум и сумма — по последней оси, у каждой строки свои: "
                      "π_a = exp(z_a − max_b z_b) / Σ_c exp(z_c − max_b z_b) в пределах строки.",
-                mistakes={"нормировка по всему массиву, а не по каждой строке": np.exp(batch) / np.exp(batch).sum(),
-                          "нормировка по первой оси (по столбцам), а не по последней":
-                              np.exp(batch) / np.exp(batch).sum(axis=0, keepdims=True)})
+                mistakes=mistakes)
     z = rng.normal(0, 3, size=5)  # float64: np.asarray(z, dtype=float) is the caller's array itself, not a copy
     before = z.copy()
+    expected = key.softmax_oracle(before)
     got = policy_gradient.softmax(z)
     check_unchanged(before, z, name="z", function="softmax")
-    check_close(got, np.exp(log_softmax_oracle(before)), atol=1e-9, what="softmax от 5 логитов float64",
+    check_close(got, expected, atol=1e-9, what="softmax от 5 логитов float64",
                 hint="π_a = exp(z_a − max z) / Σ_b exp(z_b − max z), в новом массиве.")
 
 
 @graded("softmax численно устойчив: логиты ±1000 без переполнения и NaN, и в батче — у каждой строки свой максимум",
         subject="softmax")
 def test_softmax_large_logits(policy_gradient):
-    cases = [([1000.0, -1000.0, 0.0], [1.0, 0.0, 0.0]),
-             ([1000.0, 1000.0], [0.5, 0.5]),
-             ([-1000.0, -1000.0, -999.0], [1 / (2 + np.e), 1 / (2 + np.e), np.e / (2 + np.e)])]
-    for z, expected in cases:
+    cases = [[1000.0, -1000.0, 0.0], [1000.0, 1000.0], [-1000.0, -1000.0, -999.0]]
+    batch = np.array([[1000.0, 999.0, 0.0], [-1000.0, -1001.0, -1002.0]])
+    answers = [key.softmax_oracle(z) for z in cases]
+    batch_answer = key.softmax_oracle(batch)
+    for z, expected in zip(cases, answers):
         with np.errstate(all="ignore"):
             got = policy_gradient.softmax(np.array(z))
         arr = np.asarray(got, dtype=float) if matches(np.shape(got), [len(z)]) else None
         check_that(arr is None or bool(np.all(np.isfinite(arr))), what=f"softmax({z}): без NaN и inf",
-                   expected=str(expected), got=str(arr),
+                   expected=np.array2string(expected, precision=4), got=str(arr),
                    hint="Похоже на типичную ошибку: exp без сдвига на максимум — exp(1000) = inf, inf/inf = NaN, а "
                         "exp(−1000) = 0 даёт 0/0. Вычтите максимум перед exp: softmax(z) = softmax(z − max z).")
         check_close(got, expected, atol=1e-9, what=f"softmax({z})",
                     hint="вычтите максимум перед exp: softmax(z) = softmax(z − max z). Без сдвига exp(1000) = inf, "
                          "inf/inf = NaN, а exp(−1000) = 0 даёт 0/0.")
     # a batch: each row has its own maximum, 2000 apart, so one shift for the whole array underflows a row
-    batch = np.array([[1000.0, 999.0, 0.0], [-1000.0, -1001.0, -1002.0]])
     with np.errstate(all="ignore"):
         got = policy_gradient.softmax(batch.copy())
-    check_close(got, np.stack([np.exp(log_softmax_oracle(row)) for row in batch]), atol=1e-9,
+    check_close(got, batch_answer, atol=1e-9,
                 what="softmax батча [[1000, 999, 0], [−1000, −1001, −1002]] по последней оси",
                 hint="сдвиг — на максимум каждой строки: z_a − max_b z_b, max по последней оси. Один максимум всего "
                      "массива (max по всем элементам) оставляет строку, чьи логиты на 2000 ниже, с exp = 0, и "
@@ -247,30 +156,28 @@ def test_softmax_large_logits(policy_gradient):
 
 @graded("∇ log softmax: пример урока [0, 1] − [0.5, 0.5] = [−0.5, 0.5]", subject="grad_log_softmax")
 def test_grad_log_softmax_lesson(policy_gradient):
+    blocks = block_answers()
     got = policy_gradient.grad_log_softmax(np.zeros(2), 1)
     check_close(got, [-0.5, 0.5], what="grad_log_softmax(z = [0, 0], a = 1 «вправо»)",
-                hint=(None if matches(got, [-0.5, 0.5]) else softmax_defer(policy_gradient, "grad_log_softmax"))
+                hint=(None if matches(got, [-0.5, 0.5]) else softmax_defer(policy_gradient, "grad_log_softmax", blocks))
                 or "one-hot выбранного действия минус вероятности.",
                 mistakes={"знак перевёрнут: π − one-hot": [0.5, -0.5], "вернули one-hot без вычитания π": [0.0, 1.0],
                           "вернули π": [0.5, 0.5]})
 
 
 @graded("∇ log softmax на случайных логитах против конечных разностей log π (seed {seed})", subject="grad_log_softmax")
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@inputs("seed", [1, 2, 3])
 def test_grad_log_softmax_random(policy_gradient, seed):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(3, 8))
     z = rng.normal(0, 2, size=n)
     a = int(rng.integers(n))
     before = z.copy()
+    expected, mistakes, blocks = key.grad_log_pi_fd(z, a), key.grad_mistakes(z, a), block_answers()
     got = policy_gradient.grad_log_softmax(z, a)
-    pi = np.exp(log_softmax_oracle(z))
-    expected = grad_log_pi_fd(z, a)
     check_close(got, expected, atol=1e-6, what=f"grad_log_softmax для {n} действий, a = {a}",
-                hint=(None if matches(got, expected) else softmax_defer(policy_gradient, "grad_log_softmax"))
-                or "∂ log π(a) / ∂z_b = [a = b] − π(b).",
-                mistakes={"знак перевёрнут: π − one-hot": pi - np.eye(n)[a], "вернули π": pi,
-                          "вернули one-hot без вычитания π": np.eye(n)[a]})
+                hint=(None if matches(got, expected) else softmax_defer(policy_gradient, "grad_log_softmax", blocks))
+                or "∂ log π(a) / ∂z_b = [a = b] − π(b).", mistakes=mistakes)
     check_unchanged(before, z, name="z", function="grad_log_softmax")
 
 
@@ -279,89 +186,82 @@ def test_grad_log_softmax_random(policy_gradient, seed):
 LEFT, RIGHT = 0, 1
 
 
-def _step_mistakes(a, G, lr, b=0.0):
-    grad = np.eye(2)[a] - 0.5
-    return {"градиентный спуск вместо подъёма (z − α·…)": -lr * (G - b) * grad,
-            "baseline прибавлен, а не вычтен (G + b)": lr * (G + b) * grad,
-            "baseline не учтён": lr * G * grad,
-            "шаг без α": (G - b) * grad}
-
-
-def step_feedback(pg, got, expected, hint, mistakes):
+def step_feedback(pg, got, expected, hint, mistakes, blocks):
     """(hint, mistakes) of a reinforce_step check: a wrong softmax or gradient is named first, not the step."""
     if matches(got, expected, 1e-5):
         return hint, mistakes
-    defer = building_blocks(pg, "шаг REINFORCE z + α·(G − b)·∇ log π(a)", "reinforce_step")
+    defer = building_blocks(pg, "шаг REINFORCE z + α·(G − b)·∇ log π(a)", "reinforce_step", blocks)
     return (defer, None) if defer else (hint, mistakes)
+
+
+def pi_hint(pg, blocks):
+    """The hint of the π-after-the-step check: a wrong softmax is named first."""
+    return None if softmax_ok(pg, blocks) else Defer(DEFER_SOFTMAX.format(what="π после шага"), "softmax")
 
 
 @graded("Пример урока: z = [0, 0], «вправо», R = 2, α = 0.1 → z = [−0.1, 0.1], π(вправо) = 0.550",
         subject="reinforce_step")
 def test_reinforce_step_right(policy_gradient):
+    blocks, mistakes = block_answers(), key.lesson_step_mistakes(RIGHT, 2.0, 0.1)
     z = np.zeros(2)
     z_new = policy_gradient.reinforce_step(z, RIGHT, 2.0, 0.1)
     check_unchanged(np.zeros(2), z, name="z", function="reinforce_step")
     hint, mistakes = step_feedback(policy_gradient, z_new, [-0.1, 0.1],
-                                   "z_new = z + α·(G − b)·(e_a − π).", _step_mistakes(RIGHT, 2.0, 0.1))
+                                   "z_new = z + α·(G − b)·(e_a − π).", mistakes, blocks)
     check_close(z_new, [-0.1, 0.1], what="reinforce_step(z = [0, 0], a = «вправо», G = 2, α = 0.1)", hint=hint,
                 mistakes=mistakes)
     pi = as_array(policy_gradient.softmax(z_new), "softmax(z_new)")
     check_float(round(float(pi[RIGHT]), 3), 0.550, what="π(вправо) после шага, округлённая до 0.001",
-                hint=None if softmax_ok(policy_gradient) else
-                Defer(DEFER_SOFTMAX.format(what="π после шага"), "softmax"))
+                hint=pi_hint(policy_gradient, blocks))
 
 
 @graded("Пример урока: «влево» с R = 1 → z = [0.05, −0.05], π(влево) = 0.525 (хотя это худшее действие)",
         subject="reinforce_step")
 def test_reinforce_step_left(policy_gradient):
+    blocks, mistakes = block_answers(), key.lesson_step_mistakes(LEFT, 1.0, 0.1)
     z_new = policy_gradient.reinforce_step([0.0, 0.0], LEFT, 1.0, 0.1)
     hint, mistakes = step_feedback(policy_gradient, z_new, [0.05, -0.05], "z + α·(G − b)·(e_a − π): у «влево» "
-                                   "e_a − π = [0.5, −0.5].", _step_mistakes(LEFT, 1.0, 0.1))
+                                   "e_a − π = [0.5, −0.5].", mistakes, blocks)
     check_close(z_new, [0.05, -0.05], what="reinforce_step(z = [0, 0], a = «влево», G = 1, α = 0.1)", hint=hint,
                 mistakes=mistakes)
     pi = as_array(policy_gradient.softmax(z_new), "softmax(z_new)")
     check_float(round(float(pi[LEFT]), 3), 0.525, what="π(влево) после шага, округлённая до 0.001",
-                hint=None if softmax_ok(policy_gradient) else
-                Defer(DEFER_SOFTMAX.format(what="π после шага"), "softmax"))
+                hint=pi_hint(policy_gradient, blocks))
 
 
 @graded("Пример урока с baseline b = 1.5: «вправо» (G = 2) и «влево» (G = 1) оба дают z = [−0.025, 0.025], "
         "π(вправо) = 0.512", subject="reinforce_step")
 @pytest.mark.parametrize("action,G", [(RIGHT, 2.0), (LEFT, 1.0)], ids=["right_G2", "left_G1"])
 def test_reinforce_step_baseline(policy_gradient, action, G):
+    blocks, mistakes = block_answers(), key.lesson_step_mistakes(action, G, 0.1, 1.5)
     z_new = policy_gradient.reinforce_step(np.zeros(2), action, G, 0.1, baseline=1.5)
     hint, mistakes = step_feedback(policy_gradient, z_new, [-0.025, 0.025],
                                    "z + α·(G − b)·(e_a − π), вес шага G − b: у «вправо» +0.5, у «влево» −0.5.",
-                                   _step_mistakes(action, G, 0.1, 1.5))
+                                   mistakes, blocks)
     check_close(z_new, [-0.025, 0.025],
                 what=f"reinforce_step(z = [0, 0], a = «{'вправо' if action == RIGHT else 'влево'}», "
                      f"G = {G:g}, α = 0.1, b = 1.5)",
                 hint=hint, mistakes=mistakes)
     pi = as_array(policy_gradient.softmax(z_new), "softmax(z_new)")
     check_float(round(float(pi[RIGHT]), 3), 0.512, what="π(вправо) после шага, округлённая до 0.001",
-                hint=None if softmax_ok(policy_gradient) else
-                Defer(DEFER_SOFTMAX.format(what="π после шага"), "softmax"))
+                hint=pi_hint(policy_gradient, blocks))
 
 
 @graded("reinforce_step на случайных логитах: z + α·(G − b)·∇ log π(a) по конечным разностям (seed {seed})",
         subject="reinforce_step")
-@pytest.mark.parametrize("seed", [4, 5])
+@inputs("seed", [4, 5])
 def test_reinforce_step_random(policy_gradient, seed):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(3, 7))
     z = rng.normal(size=n).astype(np.float32)
     a, G, lr, b = int(rng.integers(n)), float(rng.normal(3, 2)), float(rng.uniform(0.01, 0.5)), float(rng.normal())
     before = z.copy()
-    grad = grad_log_pi_fd(z, a)
-    z64 = z.astype(float)
-    expected = z64 + lr * (G - b) * grad
+    expected, mistakes = key.reinforce_step_oracle(z, a, G, lr, b), key.step_mistakes(z, a, G, lr, b)
+    blocks = block_answers()
     got = policy_gradient.reinforce_step(z, a, G, lr, baseline=b)
     check_unchanged(before, z, name="z", function="reinforce_step")
     hint, mistakes = step_feedback(policy_gradient, got, expected, "z + α·(G − b)·∇ log π(a), ∇ log π(a) = e_a − π.",
-                                   {"градиентный спуск вместо подъёма": z64 - lr * (G - b) * grad,
-                                    "baseline прибавлен, а не вычтен": z64 + lr * (G + b) * grad,
-                                    "baseline не учтён": z64 + lr * G * grad,
-                                    "шаг без α": z64 + (G - b) * grad})
+                                   mistakes, blocks)
     check_close(got, expected, atol=1e-5,
                 what=f"reinforce_step: {n} действий, a = {a}, G = {G:.3f}, α = {lr:.3f}, b = {b:.3f}",
                 hint=hint, mistakes=mistakes)
@@ -377,15 +277,17 @@ TABLE = [  # (use_baseline, seed, π rounded to 0.01, variance rounded to 0.1): 
     (True, 1, [0.06, 0.91, 0.03], 4.1),
     (True, 2, [0.05, 0.93, 0.02], 4.0),
 ]
-def bandit_feedback(pg, got_pi, got_var, use_baseline, seed, steps, lr, pi_hint, var_hint, pi_mistakes, var_mistakes,
-                    rounded=False, extra=()):
+
+
+def bandit_feedback(pg, got_pi, got_var, candidates, blocks, pi_hint, var_hint, pi_mistakes, var_mistakes,
+                    rounded=False):
     """(π hint, variance hint, π mistakes, variance mistakes) of a failing bandit check: a wrong softmax or gradient
-    is named first; else a typical mistake whose π and variance both match the answer unrounded names itself
-    (on whichever of the two checks fails first)."""
-    defer = building_blocks(pg, "reinforce_bandit", "reinforce_bandit")
+    is named first; else a typical mistake (candidates: the key's, asked up front) whose π and variance both match
+    the answer unrounded names itself (on whichever of the two checks fails first)."""
+    defer = building_blocks(pg, "reinforce_bandit", "reinforce_bandit", blocks)
     if defer:
         return defer, defer, None, None
-    name = bandit_diagnosis(got_pi, got_var, use_baseline, seed, steps, lr, extra=extra)
+    name = bandit_diagnosis(got_pi, got_var, candidates)
     if name is None:
         return pi_hint, var_hint, pi_mistakes, var_mistakes
     pi = np.round(np.asarray(got_pi, dtype=float), 2) if rounded else got_pi
@@ -402,6 +304,7 @@ VAR_DDOF1 = {(False, 0): 62.0, (False, 1): 50.8, (False, 2): 64.5, (True, 2): 4.
         subject="reinforce_bandit")
 @pytest.mark.parametrize("use_baseline,seed,pi,var", TABLE, ids=[f"baseline{b}_seed{s}" for b, s, _, _ in TABLE])
 def test_bandit_table(policy_gradient, use_baseline, seed, pi, var):
+    candidates, blocks = key.bandit_mistakes(use_baseline, seed, 2000, 0.01), block_answers()
     got_pi, got_var = check_pair(policy_gradient.reinforce_bandit(use_baseline, seed), "reinforce_bandit",
                                  names=("pi", "grad_var"))
     got_pi = as_array(got_pi, "pi из reinforce_bandit", ndim=1)
@@ -417,8 +320,8 @@ def test_bandit_table(policy_gradient, use_baseline, seed, pi, var):
     var_mistakes = {"дисперсия с ddof = 1": VAR_DDOF1.get((use_baseline, seed), np.nan)}
     if not (matches(np.round(got_pi, 2), pi, 1e-9) and np.isclose(round(float(got_var), 1), var, rtol=0, atol=1e-9)):
         pi_hint, var_hint, pi_mistakes, var_mistakes = bandit_feedback(
-            policy_gradient, got_pi, got_var, use_baseline, seed, 2000, 0.01,
-            pi_hint, var_hint, pi_mistakes, var_mistakes, rounded=True)
+            policy_gradient, got_pi, got_var, candidates, blocks, pi_hint, var_hint, pi_mistakes, var_mistakes,
+            rounded=True)
     check_close(np.round(got_pi, 2), pi, atol=1e-9, rtol=0,
                 what=f"π после 2000 шагов (округлено до 0.01), baseline={use_baseline}, seed={seed}; без округления: "
                      + np.array2string(got_pi, precision=4), hint=pi_hint, mistakes=pi_mistakes)
@@ -429,38 +332,50 @@ def test_bandit_table(policy_gradient, use_baseline, seed, pi, var):
 
 @graded("Бандит на других seed против независимой реализации того же протокола (seed {seed})",
         subject="reinforce_bandit")
-@pytest.mark.parametrize("seed", [5, 6])
+@inputs("seed", [5, 6])
 def test_bandit_oracle(policy_gradient, seed):
+    steps, lr = 600, 0.02
+    extra = [("steps не передан дальше: запуск на 2000 шагов по умолчанию", 2000, lr),
+             ("lr не передан дальше: шаг обучения 0.01 по умолчанию", steps, 0.01),
+             ("steps и lr не переданы дальше: запуск по умолчанию (2000 шагов, lr = 0.01)", 2000, 0.01)]
+    blocks = block_answers()
     for use_baseline in (False, True):
-        steps, lr = 600, 0.02
+        exp_pi, exp_var = key.bandit_oracle(use_baseline, seed, steps=steps, lr=lr)
+        candidates = key.bandit_mistakes(use_baseline, seed, steps, lr, extra=extra)
         pi, var = check_pair(policy_gradient.reinforce_bandit(use_baseline, seed, steps=steps, lr=lr),
                              "reinforce_bandit", names=("pi", "grad_var"))
-        exp_pi, exp_var = bandit_oracle(use_baseline, seed, steps=steps, lr=lr)
         pi_hint = var_hint = "протокол случайности и шаги — как в docstring."
         pi_mistakes = var_mistakes = None
         if not (matches(pi, exp_pi) and np.isclose(float(var), exp_var, rtol=1e-6, atol=1e-6)):
             pi_hint, var_hint, pi_mistakes, var_mistakes = bandit_feedback(
-                policy_gradient, pi, var, use_baseline, seed, steps, lr, pi_hint, var_hint, None, None,
-                extra=[("steps не передан дальше: запуск на 2000 шагов по умолчанию", 2000, lr),
-                       ("lr не передан дальше: шаг обучения 0.01 по умолчанию", steps, 0.01),
-                       ("steps и lr не переданы дальше: запуск по умолчанию (2000 шагов, lr = 0.01)", 2000, 0.01)])
+                policy_gradient, pi, var, candidates, blocks, pi_hint, var_hint, None, None)
         check_close(pi, exp_pi, atol=1e-6, what=f"π: baseline={use_baseline}, seed={seed}, steps={steps}, lr={lr}",
                     hint=pi_hint, mistakes=pi_mistakes)
         check_float(var, exp_var, rtol=1e-6, what=f"дисперсия градиента: baseline={use_baseline}, seed={seed}",
                     hint=var_hint, mistakes=var_mistakes)
 
 
+PROBE_SEED, PROBE_STEPS, PROBE_LR = 5, 300, 0.02  # the exact run the statistical checks' hint compares
+
+
+def exact_answers():
+    """What bandit_exact_fails compares with: {use_baseline: ((π, variance), typical mistakes)}, asked up front."""
+    return {use_baseline: (key.bandit_oracle(use_baseline, PROBE_SEED, steps=PROBE_STEPS, lr=PROBE_LR),
+                           key.bandit_mistakes(use_baseline, PROBE_SEED, PROBE_STEPS, PROBE_LR))
+            for use_baseline in (False, True)}
+
+
 @probe(None)
-def bandit_exact_fails(pg):
+def bandit_exact_fails(pg, blocks, exact):
     """For the bandit's statistical checks: the hint of an exact check above that already fails, or None."""
-    defer = building_blocks(pg, "reinforce_bandit", "reinforce_bandit")
+    defer = building_blocks(pg, "reinforce_bandit", "reinforce_bandit", blocks)
     if defer:
         return defer
     for use_baseline in (False, True):
-        pi, var = pg.reinforce_bandit(use_baseline, 5, steps=300, lr=0.02)
-        exp_pi, exp_var = bandit_oracle(use_baseline, 5, steps=300, lr=0.02)
+        pi, var = pg.reinforce_bandit(use_baseline, PROBE_SEED, steps=PROBE_STEPS, lr=PROBE_LR)
+        (exp_pi, exp_var), candidates = exact[use_baseline]
         if not (matches(pi, exp_pi) and matches(var, exp_var)):
-            name = bandit_diagnosis(pi, var, use_baseline, 5, 300, 0.02)
+            name = bandit_diagnosis(pi, var, candidates)
             return ("Похоже на типичную ошибку: " + name + "." if name else
                     Defer("сначала исправьте проверки «Трёхрукий бандит …» и «Бандит на других seed …» выше: ответ "
                           "неверен уже там, а эта проверка видит ту же ошибку в статистике.", "test_bandit_table",
@@ -468,29 +383,35 @@ def bandit_exact_fails(pg):
     return None
 
 
-@graded("Baseline снижает дисперсию градиента в начале обучения на порядок (8 seed, в среднем ≥ 10 раз)",
+@graded("Baseline снижает дисперсию градиента в начале обучения на порядок (8 seed с {seed}, в среднем ≥ 10 раз)",
         subject="reinforce_bandit")
-def test_bandit_variance_reduction(policy_gradient):
+@inputs("seed", [10], behaviour=True)
+def test_bandit_variance_reduction(policy_gradient, seed):
+    blocks, exact = block_answers(), exact_answers()
     without, with_b = [], []
-    for seed in range(10, 18):
-        without.append(float(policy_gradient.reinforce_bandit(False, seed, steps=200)[1]))
-        with_b.append(float(policy_gradient.reinforce_bandit(True, seed, steps=200)[1]))
+    for s in range(seed, seed + 8):
+        without.append(float(policy_gradient.reinforce_bandit(False, s, steps=200)[1]))
+        with_b.append(float(policy_gradient.reinforce_bandit(True, s, steps=200)[1]))
     ratio = np.mean(without) / np.mean(with_b)
-    check_that(ratio >= 10, what="средняя дисперсия без baseline / с baseline, seed 10–17, первые 200 шагов",
+    check_that(ratio >= 10, what=f"средняя дисперсия без baseline / с baseline, seed {seed}–{seed + 7}, первые 200 "
+                                 "шагов",
                expected="не меньше 10 (в обзоре — примерно 15)",
                got=f"{ratio:.1f} (без baseline {np.mean(without):.1f}, с baseline {np.mean(with_b):.1f})",
-               hint=(None if ratio >= 10 else bandit_exact_fails(policy_gradient)) or
+               hint=(None if ratio >= 10 else bandit_exact_fails(policy_gradient, blocks, exact)) or
                "вес с baseline — r − b, где b — бегущее среднее награды (b ← b + 0.05·(r − b)), вычитается.")
 
 
-@graded("С baseline REINFORCE находит лучший рычаг: π(рычаг 2) > 0.7 на каждом из 8 seed", subject="reinforce_bandit")
-def test_bandit_baseline_finds_best_arm(policy_gradient):
-    for seed in range(10, 18):
-        pi, _ = check_pair(policy_gradient.reinforce_bandit(True, seed), "reinforce_bandit", names=("pi", "grad_var"))
+@graded("С baseline REINFORCE находит лучший рычаг: π(рычаг 2) > 0.7 на каждом из 8 seed с {seed}",
+        subject="reinforce_bandit")
+@inputs("seed", [10], behaviour=True)
+def test_bandit_baseline_finds_best_arm(policy_gradient, seed):
+    blocks, exact = block_answers(), exact_answers()
+    for s in range(seed, seed + 8):
+        pi, _ = check_pair(policy_gradient.reinforce_bandit(True, s), "reinforce_bandit", names=("pi", "grad_var"))
         pi = as_array(pi, "pi")
-        check_that(pi[1] > 0.7, what=f"π после 2000 шагов с baseline, seed = {seed}",
+        check_that(pi[1] > 0.7, what=f"π после 2000 шагов с baseline, seed = {s}",
                    expected="вероятность лучшего (второго, a = 1) рычага больше 0.7",
                    got=np.array2string(pi, precision=3),
-                   hint=(None if pi[1] > 0.7 else bandit_exact_fails(policy_gradient)) or
+                   hint=(None if pi[1] > 0.7 else bandit_exact_fails(policy_gradient, blocks, exact)) or
                    "с baseline лучший рычаг получает положительный вес r − b, остальные — отрицательный; "
                    "проверьте знак шага (подъём) и что b вычитается.")
