@@ -99,21 +99,18 @@ def inputs(argnames: str, argvalues: list, ids: list[str] | None = None, *, seed
     cases = [tuple(v) if len(names) > 1 else (v,) for v in argvalues]
     case_ids = list(ids) if ids is not None else ["-".join(str(x) for x in case) for case in cases]
 
-    def value(case):
-        return tuple(case) if len(names) > 1 else case[0]
-
     def wrap(test):
         params = []
         for case, case_id in zip(cases, case_ids):
             hidden = list(case)
             hidden[at] = seed_of(tests_dir, test.__name__, case_id)
             if not hidden_mode(tests_dir):
-                params.append(pytest.param(value(case), id=case_id))
+                params.append(pytest.param(*case, id=case_id))
             elif behaviour:
-                params.append(pytest.param(value(hidden), id=case_id, marks=pytest.mark.inputs(hidden=True)))
+                params.append(pytest.param(*hidden, id=case_id, marks=pytest.mark.inputs(hidden=True)))
             else:
-                params.append(pytest.param(value(case), id=case_id))
-                params.append(pytest.param(value(hidden), id=HIDDEN_PREFIX + case_id,
+                params.append(pytest.param(*case, id=case_id))
+                params.append(pytest.param(*hidden, id=HIDDEN_PREFIX + case_id,
                                            marks=pytest.mark.inputs(hidden=True, twin=case_id)))
         return pytest.mark.parametrize(argnames, params)(test)
     return wrap
