@@ -1,10 +1,9 @@
 """Graded checks of the part `mc_td`: returns, Monte Carlo and TD(0) prediction.
 
-Hand-made episodes are worked out in the tests' docstrings; randomized episodes are checked against
-oracles written differently from the reference (returns as an explicit sum of discounted rewards,
-Monte Carlo as lists of returns per state, batch TD(0) against the certainty-equivalence estimate of
-the textbook). On the five-state random walk (true values 1/6 … 5/6) the errors must fall within the
-bands written in the task text, over several seeds.
+Hand-made episodes are worked out in the tests' docstrings; randomized episodes (with hidden twins in the
+grade, grader.hidden) are checked against the answer key (grader.key: oracles written differently from the
+reference, the typical mistakes' answers). On the five-state random walk (true values 1/6 … 5/6) the errors must
+fall within the bands written in the task text, over several seeds (secret ones in the grade).
 """
 import copy
 
@@ -25,152 +24,10 @@ from grader.checks import (
     probe,
     went_through,
 )
+from grader.hidden import inputs
+from grader.key import answer_key
 
-# ---- oracles, written differently from the reference -----------------------------------------
-
-
-def returns_oracle(rewards, gamma):
-    """G_t = Σ_k γ^k r_{t+k}, as an explicit sum for every t."""
-    r = np.asarray(rewards, dtype=float)
-    return np.array([sum(gamma ** k * r[t + k] for k in range(len(r) - t)) for t in range(len(r))])
-
-
-def returns_mistakes(rewards, gamma):
-    """What the typical wrong discounted_returns give for these rewards."""
-    r = np.asarray(rewards, dtype=float)
-    T = len(r)
-    right = returns_oracle(r, gamma)
-    return {"отдача накоплена с начала эпизода (G_t = r_t + γ·G_{t−1}), а нужно с конца": np.array(
-                [sum(gamma ** (t - k) * r[k] for k in range(t + 1)) for t in range(T)]),
-            "отдачи в обратном порядке (посчитаны с конца, но не развёрнуты)": right[::-1],
-            "γ в степени номера шага от начала эпизода (γ^k вместо γ^(k−t))": np.array(
-                [sum(gamma ** k * r[k] for k in range(t, T)) for t in range(T)]),
-            "γ не учтён": returns_oracle(r, 1.0)}
-
-
-def mc_oracle(episodes, n_states, gamma, first_visit=True):
-    """Sample averages from the list of returns collected for each state."""
-    collected = [[] for _ in range(n_states)]
-    for episode in episodes:
-        G = returns_oracle([tr[1] for tr in episode], gamma)
-        seen = set()
-        for t, tr in enumerate(episode):
-            s = tr[0]
-            if first_visit and s in seen:
-                continue
-            seen.add(s)
-            collected[s].append(G[t])
-    return np.array([np.mean(x) if x else 0.0 for x in collected])
-
-
-def mc_alpha_oracle(episodes, n_states, gamma, alpha, first_visit=True, backwards=False):
-    """Constant-α Monte Carlo, visiting an episode's steps forwards (or backwards)."""
-    V = np.zeros(n_states)
-    for episode in episodes:
-        G = returns_oracle([tr[1] for tr in episode], gamma)
-        states = [tr[0] for tr in episode]
-        counted = [t for t in range(len(states)) if not first_visit or states.index(states[t]) == t]
-        for t in (reversed(counted) if backwards else counted):
-            V[states[t]] = (1 - alpha) * V[states[t]] + alpha * G[t]
-    return V
-
-
-def td0_oracle(episodes, n_states, alpha, gamma, V0=None, n_epochs=1):
-    """TD(0) over the flattened batch: arrays of s, r, s', done, replayed n_epochs times."""
-    flat = [tr for episode in episodes for tr in episode]
-    s, r, s_next, done = (np.array([tr[i] for tr in flat]) for i in range(4))
-    V = np.zeros(n_states) if V0 is None else np.array(V0, dtype=float)
-    for _ in range(n_epochs):
-        for i in range(len(flat)):
-            V[s[i]] = (1 - alpha) * V[s[i]] + alpha * (r[i] + gamma * (0.0 if done[i] else V[s_next[i]]))
-    return V
-
-
-def mc_variant(episodes, n_states, gamma, *, visit="first", returns="ok", step="average", alpha=None):
-    """What a Monte Carlo implementation returns, right or with one typical mistake (the mistakes' catalogue).
-
-    visit: "first", "every", "last" (the last visit of a state in an episode), "first_ever" (the set of visited
-    states is kept across episodes); returns: "ok", "forward" (accumulated from the episode's start),
-    "undiscounted", "rewards" (r_t instead of G_t); step: "average", "alpha", "alpha_over_count".
-    """
-    V, counts = np.zeros(n_states), np.zeros(n_states)
-    ever = set()
-    for episode in episodes:
-        r = [tr[1] for tr in episode]
-        if returns == "forward":
-            G = np.array([sum(gamma ** (t - k) * r[k] for k in range(t + 1)) for t in range(len(r))])
-        elif returns == "rewards":
-            G = np.array(r, dtype=float)
-        else:
-            G = returns_oracle(r, 1.0 if returns == "undiscounted" else gamma)
-        states = [tr[0] for tr in episode]
-        if visit == "every":
-            counted = range(len(states))
-        elif visit == "last":
-            counted = [t for t in range(len(states)) if t == len(states) - 1 - states[::-1].index(states[t])]
-        elif visit == "first_ever":
-            counted = []
-            for t, s in enumerate(states):
-                if s not in ever:
-                    ever.add(s)
-                    counted.append(t)
-        else:
-            counted = [t for t in range(len(states)) if states.index(states[t]) == t]
-        for t in counted:
-            s = states[t]
-            counts[s] += 1
-            rate = {"average": 1 / counts[s], "alpha": alpha, "alpha_over_count": (alpha or 0) / counts[s]}[step]
-            V[s] += rate * (G[t] - V[s])
-    return V
-
-
-def mc_mistakes(episodes, n_states, gamma, first_visit=True, alpha=None):
-    """The typical mistakes' answers for these arguments, named for the student."""
-    step = "average" if alpha is None else "alpha"
-    visit = "first" if first_visit else "every"
-    out = {}
-    if first_visit:
-        out["every-visit вместо first-visit"] = mc_variant(
-            episodes, n_states, gamma, visit="every", step=step, alpha=alpha)
-        out["учтено последнее посещение состояния в эпизоде, а не первое"] = mc_variant(
-            episodes, n_states, gamma, visit="last", step=step, alpha=alpha)
-        out["посещения запоминаются через все эпизоды (множество посещённых не обнуляется в начале эпизода)"] = \
-            mc_variant(episodes, n_states, gamma, visit="first_ever", step=step, alpha=alpha)
-    else:
-        out["first-visit вместо every-visit"] = mc_variant(
-            episodes, n_states, gamma, visit="first", step=step, alpha=alpha)
-    if alpha is not None:
-        out["alpha проигнорирован: выборочные средние"] = mc_variant(episodes, n_states, gamma, visit=visit)
-        out["шаг α поделён на число посещений N(s): с заданным alpha шаг постоянный, счётчик посещений не нужен"] = \
-            mc_variant(episodes, n_states, gamma, visit=visit, step="alpha_over_count", alpha=alpha)
-    out["отдачи накоплены с начала эпизода (G_t = r_t + γ·G_{t−1}), а нужно с конца"] = mc_variant(
-        episodes, n_states, gamma, visit=visit, returns="forward", step=step, alpha=alpha)
-    out["отдачи без дисконта (γ = 1)"] = mc_variant(episodes, n_states, gamma, visit=visit, returns="undiscounted",
-                                                     step=step, alpha=alpha)
-    out["в V усреднены награды r_t, а не отдачи G_t"] = mc_variant(episodes, n_states, gamma, visit=visit,
-                                                                     returns="rewards", step=step, alpha=alpha)
-    return out
-
-
-def td0_variant(episodes, n_states, alpha, gamma, V0=None, n_epochs=1, *, mistake=None):
-    """TD(0), right (mistake=None) or with one typical mistake of the catalogue below."""
-    V = np.zeros(n_states) if V0 is None or mistake == "V0" else np.array(V0, dtype=float)
-    epochs = 1 if mistake == "epochs" else n_epochs
-    order = [ep for ep in episodes for _ in range(epochs)] if mistake == "epochs_per_episode" else \
-        [ep for _ in range(epochs) for ep in episodes]
-    for episode in order:
-        before = V.copy()
-        steps = list(enumerate(episode))
-        for t, (s, r, s_next, terminated) in (reversed(steps) if mistake == "backwards" else steps):
-            end = terminated or (mistake == "truncated" and t == len(episode) - 1)
-            if mistake == "skip_terminal" and terminated:
-                continue
-            source = before if mistake == "offline" else V
-            nxt = s if mistake == "current_state" else s_next
-            future = source[nxt] if (not end or mistake == "no_mask") else 0.0
-            delta = r + (1.0 if mistake == "no_gamma" else gamma) * future - source[s]
-            V[s] += (-alpha if mistake == "sign" else alpha) * delta
-    return V
+key = answer_key("mc_td")  # oracles and the typical mistakes' answers: tests/s6-hw00-rl-foundations/key/mc_td.py
 
 
 TD_MISTAKES = {
@@ -189,27 +46,9 @@ TD_MISTAKES = {
 }
 
 
-def td_mistakes(episodes, n_states, alpha, gamma, V0=None, n_epochs=1, only=None):
-    """The typical TD(0) mistakes' answers for these arguments (those that change the answer), named for the student."""
-    names = only or [m for m in TD_MISTAKES if (m != "V0" or V0 is not None) and
-                     (m not in ("epochs", "epochs_per_episode") or n_epochs > 1)]
-    return {TD_MISTAKES[m]: td0_variant(episodes, n_states, alpha, gamma, V0, n_epochs, mistake=m) for m in names}
-
-
-def certainty_equivalence(episodes, n_states, gamma):
-    """The value of the maximum-likelihood model of the batch: what batch TD(0) converges to."""
-    counts = np.zeros((n_states, n_states + 1))  # the extra column: "the episode terminated"
-    reward_sum, visits = np.zeros(n_states), np.zeros(n_states)
-    for episode in episodes:
-        for s, r, s_next, terminated in episode:
-            visits[s] += 1
-            reward_sum[s] += r
-            counts[s, n_states if terminated else s_next] += 1
-    idx = np.flatnonzero(visits)
-    P_hat = counts[np.ix_(idx, idx)] / visits[idx, None]
-    V = np.zeros(n_states)
-    V[idx] = np.linalg.solve(np.eye(len(idx)) - gamma * P_hat, reward_sum[idx] / visits[idx])
-    return V
+def td_mistakes(*args, **kwargs):
+    """The typical TD(0) mistakes' answers for these arguments (the key's, by code), named for the student."""
+    return {TD_MISTAKES[code]: value for code, value in key.td_mistakes(*args, **kwargs).items()}
 
 
 def random_episodes(rng, n_states, n_episodes, max_len=8, truncate_some=False):
@@ -258,32 +97,37 @@ def returns_wrong(mc_td):
 
 @probe(False)
 def returns_ok(mc_td):
+    # r = [1, 1, 3, −1], γ = 0.5: G_3 = −1, G_2 = 3 − 0.5 = 2.5, G_1 = 1 + 1.25 = 2.25, G_0 = 1 + 1.125 = 2.125
     return (matches(mc_td.discounted_returns([1.0, 0.0, 2.0], 0.9), [2.62, 1.8, 2.0])
-            and matches(mc_td.discounted_returns([1.0, 1.0, 3.0, -1.0], 0.5),
-                       returns_oracle([1.0, 1.0, 3.0, -1.0], 0.5)))
+            and matches(mc_td.discounted_returns([1.0, 1.0, 3.0, -1.0], 0.5), [2.125, 2.25, 2.5, -1.0]))
 
 
 @probe(False)
 def mc_small_ok(mc_td):
-    """mc_prediction is right on the hand-made episodes: first-visit, every-visit and constant α."""
-    return all(matches(mc_td.mc_prediction(copy.deepcopy(HAND), 4, 0.5, first_visit=fv, alpha=a),
-                      mc_variant(HAND, 4, 0.5, visit="first" if fv else "every",
-                                 step="alpha" if a else "average", alpha=a))
-               for fv, a in [(True, None), (False, None), (True, 0.5)])
+    """mc_prediction is right on the hand-made episodes: first-visit, every-visit and constant α (the numbers worked
+    out in test_mc_first_vs_every_visit and test_mc_constant_alpha)."""
+    return all(matches(mc_td.mc_prediction(copy.deepcopy(HAND), 4, 0.5, first_visit=fv, alpha=a), expected)
+               for fv, a, expected in [(True, None, HAND_FIRST), (False, None, HAND_EVERY), (True, 0.5, HAND_ALPHA)])
 
 
-@probe(False)
-def td_small_ok(mc_td):
-    """td0_prediction is right on small batches: the hand-made episode, a truncated one, several epochs."""
+def td_small_cases():
+    """The small batches td_small_ok tries, with their answers: the hand-made episode and the truncated transition
+    (worked out in their checks' docstrings), and a random batch over two epochs (the key's answer). A check that
+    may probe td_small_ok calls this up front, whatever the student's answer (grader.key)."""
     rng = np.random.default_rng(77)
     episodes = random_episodes(rng, 4, 5, truncate_some=True)
     V0 = rng.normal(size=4)
-    cases = [([HAND_TD], 3, 0.5, 1.0, [0.5, 0.5, 0.5], 1), ([[(0, 0.0, 1, False)]], 3, 0.5, 0.9, [1.0, 2.0, 2.0], 1),
-             (episodes, 4, 0.3, 0.9, V0, 2)]
+    return [([HAND_TD], 3, 0.5, 1.0, [0.5, 0.5, 0.5], 1, [1.0, 0.75, 0.5]),
+            ([[(0, 0.0, 1, False)]], 3, 0.5, 0.9, [1.0, 2.0, 2.0], 1, [1.4, 2.0, 2.0]),
+            (episodes, 4, 0.3, 0.9, V0, 2, key.td0_oracle(episodes, 4, 0.3, 0.9, V0, 2))]
+
+
+@probe(False)
+def td_small_ok(mc_td, cases):
+    """td0_prediction is right on small batches (td_small_cases): the hand-made episode, a truncated one, epochs."""
     return all(matches(mc_td.td0_prediction(copy.deepcopy(eps), n, alpha, gamma, V0=np.array(v0, dtype=float),
-                                           n_epochs=k),
-                      td0_variant(eps, n, alpha, gamma, v0, k))
-               for eps, n, alpha, gamma, v0, k in cases)
+                                           n_epochs=k), expected)
+               for eps, n, alpha, gamma, v0, k, expected in cases)
 
 
 def _theme_hint(got, mistakes, theme, formula, about_theme):
@@ -318,7 +162,7 @@ def test_returns_courier(mc_td):
     rewards = [1.0, 0.0, 2.0]
     check_close(mc_td.discounted_returns(rewards, 0.9), [2.62, 1.8, 2.0], what="discounted_returns([1, 0, 2], γ = 0.9)",
                 hint="проход с конца: G_{T−1} = r_{T−1}, G_t = r_t + γ·G_{t+1}.",
-                mistakes=returns_mistakes([1.0, 0.0, 2.0], 0.9))
+                mistakes=key.returns_mistakes([1.0, 0.0, 2.0], 0.9))
     check_that(rewards == [1.0, 0.0, 2.0], what="discounted_returns не меняет rewards", got=str(rewards))
     for ints, text in (([1, 0, 2], "список целых чисел"), (np.array([1, 0, 2], dtype=np.int64), "массив np.int64")):
         check_close(mc_td.discounted_returns(ints, 0.9), [2.62, 1.8, 2.0],
@@ -340,36 +184,37 @@ def test_returns_edge_gammas(mc_td, gamma, expected):
                 what=f"discounted_returns([1, 1, 3, −1], γ = {gamma})",
                 hint="G_t = r_t + γ·G_{t+1}" + ("; при γ = 0 будущее не учитывается вовсе: G_t = r_t." if gamma == 0
                                                 else "; при γ = 1 это сумма наград от шага t до конца эпизода."),
-                mistakes=returns_mistakes([1.0, 1.0, 3.0, -1.0], gamma))
+                mistakes=key.returns_mistakes([1.0, 1.0, 3.0, -1.0], gamma))
 
 
 @graded("Отдачи случайных эпизодов против явной суммы Σ γ^k r_{t+k} (float32, float64, списки; seed {seed})",
         subject="discounted_returns")
-@pytest.mark.parametrize("seed", [0, 1])
-def test_returns_random(mc_td, seed):
+@inputs("seed,as_list", [(0, False), (1, True)], ids=["0", "1"], seed="seed")
+def test_returns_random(mc_td, seed, as_list):
     rng = np.random.default_rng(900 + seed)
     T = int(rng.integers(5, 40))
     rewards = rng.normal(size=T).astype(np.float32)
     gamma = float(rng.uniform(0.5, 1.0))
-    arg = rewards.tolist() if seed == 1 else rewards.copy()
+    arg = rewards.tolist() if as_list else rewards.copy()
     got = mc_td.discounted_returns(arg, gamma)
-    expected = returns_oracle(rewards, gamma)
+    expected = key.returns_oracle(rewards, gamma)
+    mistakes = key.returns_mistakes(rewards, gamma)
     hint = "G_t = r_t + γ·G_{t+1}, проход с конца эпизода."
     if not matches(got, expected, 1e-5) and matches(
             attempt(None, mc_td.discounted_returns, rewards.astype(float), gamma), expected, 1e-5):
         hint = ("на массиве float64 ответ верен, а "
-                + ("на списке Python — нет: начните с np.asarray(rewards, dtype=float)." if seed == 1
+                + ("на списке Python — нет: начните с np.asarray(rewards, dtype=float)." if as_list
                    else "на float32 — нет: считайте в float64, np.asarray(rewards, dtype=float)."))
     check_close(got, expected, atol=1e-5, rtol=1e-5,
                 what=f"discounted_returns, T = {T}, γ = {gamma:.3f}"
-                     + (", вход — список" if seed == 1 else ", вход float32"),
-                hint=hint, mistakes=returns_mistakes(rewards, gamma))
+                     + (", вход — список" if as_list else ", вход float32"),
+                hint=hint, mistakes=mistakes)
     check_unchanged(rewards, np.asarray(arg, dtype=np.float32), name="rewards", function="discounted_returns")
     arg = rewards.astype(float)  # float64: np.asarray(arg, dtype=float) is the caller's array itself, not a copy
     got = mc_td.discounted_returns(arg, gamma)
     check_unchanged(rewards.astype(float), arg, name="rewards", function="discounted_returns")
     check_close(got, expected, atol=1e-9, what=f"discounted_returns, T = {T}, γ = {gamma:.3f}, вход float64",
-                hint="G_t = r_t + γ·G_{t+1}, проход с конца эпизода.", mistakes=returns_mistakes(rewards, gamma))
+                hint="G_t = r_t + γ·G_{t+1}, проход с конца эпизода.", mistakes=mistakes)
 
 
 # ---- Monte Carlo ---------------------------------------------------------------------------------
@@ -378,6 +223,9 @@ def test_returns_random(mc_td, seed):
 EP1 = [(0, 1.0, 1, False), (1, 0.0, 0, False), (0, 2.0, 2, False), (2, 3.0, 3, True)]
 EP2 = [(1, 4.0, 0, False), (0, 0.0, 3, True)]
 HAND = [EP1, EP2]
+HAND_FIRST = [0.9375, 2.875, 3.0, 0.0]  # the worked numbers of test_mc_first_vs_every_visit, test_mc_constant_alpha
+HAND_EVERY = [(1.875 + 3.5 + 0.0) / 3, 2.875, 3.0, 0.0]
+HAND_ALPHA = [0.46875, 2.4375, 1.5, 0.0]
 HAND_TEXT = ("эпизоды [(0, 1, 1), (1, 0, 0), (0, 2, 2), (2, 3, 3, конец)] и [(1, 4, 0), (0, 0, 3, конец)] "
              "— переходы (s, r, s')")
 
@@ -391,8 +239,7 @@ def test_mc_first_vs_every_visit(mc_td, first_visit):
         every-visit:  V(0) = (1.875 + 3.5 + 0) / 3 ≈ 1.7917;  V(1) = 2.875;                   V(2) = 3
     """
     episodes = copy.deepcopy(HAND)
-    first = [0.9375, 2.875, 3.0, 0.0]
-    every = [(1.875 + 3.5 + 0.0) / 3, 2.875, 3.0, 0.0]
+    first, every = HAND_FIRST, HAND_EVERY
     name = "first-visit" if first_visit else "every-visit"
     got = check_values(mc_td.mc_prediction(episodes, 4, 0.5, first_visit=first_visit), 4,
                        f"mc_prediction, {name}, γ = 0.5", visited=[True, True, True, False])
@@ -402,7 +249,7 @@ def test_mc_first_vs_every_visit(mc_td, first_visit):
     if not matches(got, expected) and returns_wrong(mc_td):
         hint = DEFER_RETURNS
     check_close(got, expected, what=f"mc_prediction, {name}, γ = 0.5; {HAND_TEXT}", hint=hint,
-                mistakes=mc_mistakes(HAND, 4, 0.5, first_visit))
+                mistakes=key.mc_mistakes(HAND, 4, 0.5, first_visit))
     check_that(episodes == HAND, what="mc_prediction не меняет эпизоды", expected=str(HAND)[:80],
                got=str(episodes)[:80])
 
@@ -416,22 +263,22 @@ def test_mc_constant_alpha(mc_td):
     """
     got = check_values(mc_td.mc_prediction(copy.deepcopy(HAND), 4, 0.5, first_visit=True, alpha=0.5), 4,
                        "mc_prediction, α = 0.5", visited=[True, True, True, False])
-    expected = [0.46875, 2.4375, 1.5, 0.0]
+    expected = HAND_ALPHA
     hint = "с заданным alpha: V(s) ← V(s) + α·(G_t − V(s)) для каждого учтённого шага, эпизод за эпизодом."
     if not matches(got, expected):
         if returns_wrong(mc_td):
             hint = DEFER_RETURNS
         elif not matches(attempt(None, mc_td.mc_prediction, copy.deepcopy(HAND), 4, 0.5, first_visit=True),
-                        [0.9375, 2.875, 3.0, 0.0]):
+                        HAND_FIRST):
             hint = Defer("сначала исправьте проверку «Монте-Карло на двух эпизодах» выше: без alpha ответ тоже "
                          "неверен, значит, ошибка — в выборе учитываемых шагов или в отдачах, а не в шаге α.",
                          "test_mc_first_vs_every_visit")
     check_close(got, expected, what=f"mc_prediction, first-visit, γ = 0.5, α = 0.5; {HAND_TEXT}", hint=hint,
-                mistakes=mc_mistakes(HAND, 4, 0.5, True, alpha=0.5))
+                mistakes=key.mc_mistakes(HAND, 4, 0.5, True, alpha=0.5))
 
 
 @graded("Монте-Карло на случайных эпизодах против списков отдач по состояниям (seed {seed})", subject="mc_prediction")
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@inputs("seed", [0, 1, 2])
 def test_mc_random(mc_td, seed):
     rng = np.random.default_rng(1000 + seed)
     n = 5
@@ -448,21 +295,23 @@ def test_mc_random(mc_td, seed):
 
     for first_visit in (True, False):
         name = "first-visit" if first_visit else "every-visit"
+        expected = key.mc_oracle(frozen, n, gamma, first_visit)
+        mistakes = key.mc_mistakes(frozen, n, gamma, first_visit)
+        forwards = key.mc_alpha_oracle(frozen, n, gamma, 0.2, first_visit)
+        backwards = key.mc_alpha_oracle(frozen, n, gamma, 0.2, first_visit, backwards=True)
+        alpha_mistakes = key.mc_mistakes(frozen, n, gamma, first_visit, alpha=0.2)
         got = mc_td.mc_prediction(episodes, n, gamma, first_visit=first_visit)
-        expected = mc_oracle(frozen, n, gamma, first_visit)
         text = "V(s) — среднее отдач G_t по учтённым шагам всех эпизодов."
         check_close(got, expected, what=f"mc_prediction, {name}, 12 эпизодов, γ = {gamma:.3f}",
                     hint=text if matches(got, expected) else hint_for(text),
-                    mistakes=mc_mistakes(frozen, n, gamma, first_visit))
+                    mistakes=mistakes)
         got = check_vector(mc_td.mc_prediction(episodes, n, gamma, first_visit=first_visit, alpha=0.2), n,
                            "mc_prediction с alpha")
-        forwards = mc_alpha_oracle(frozen, n, gamma, 0.2, first_visit)
-        backwards = mc_alpha_oracle(frozen, n, gamma, 0.2, first_visit, backwards=True)
         if not np.allclose(got, backwards, atol=1e-8):  # every-visit may legitimately visit an episode backwards
             text = "V(s) ← V(s) + α·(G_t − V(s)) для каждого учтённого шага, эпизод за эпизодом."
             check_close(got, forwards, what=f"mc_prediction, {name}, α = 0.2, 12 эпизодов, γ = {gamma:.3f}",
                         hint=text if matches(got, forwards) else hint_for(text),
-                        mistakes=mc_mistakes(frozen, n, gamma, first_visit, alpha=0.2))
+                        mistakes=alpha_mistakes)
     check_that(episodes == frozen, what="mc_prediction не меняет эпизоды")
 
 
@@ -526,9 +375,9 @@ def test_td0_truncated_bootstraps(mc_td):
 
 @graded("TD(0) на случайных эпизодах (часть оборвана), n_epochs = {n_epochs}, против прохода по плоскому батчу",
         subject="td0_prediction")
-@pytest.mark.parametrize("n_epochs", [1, 3], ids=["epochs1", "epochs3"])
-def test_td0_random(mc_td, n_epochs):
-    rng = np.random.default_rng(1100 + n_epochs)
+@inputs("n_epochs,seed", [(1, 1), (3, 3)], ids=["epochs1", "epochs3"], seed="seed")
+def test_td0_random(mc_td, n_epochs, seed):
+    rng = np.random.default_rng(1100 + seed)
     n = 6
     episodes = random_episodes(rng, n, 10, truncate_some=True)
     frozen = copy.deepcopy(episodes)
@@ -536,29 +385,31 @@ def test_td0_random(mc_td, n_epochs):
     V0_before = V0.copy()
     alpha, gamma = 0.3, float(rng.uniform(0.6, 1.0))
     kwargs = {} if n_epochs == 1 else {"n_epochs": n_epochs}
+    expected = key.td0_oracle(frozen, n, alpha, gamma, V0_before, n_epochs)
+    mistakes = td_mistakes(frozen, n, alpha, gamma, V0_before, n_epochs)
     got = mc_td.td0_prediction(episodes, n, alpha, gamma, V0=V0, **kwargs)
     check_unchanged(V0_before, V0, name="V0", function="td0_prediction")
-    check_close(got, td0_oracle(frozen, n, alpha, gamma, V0_before, n_epochs),
+    check_close(got, expected,
                 what=f"td0_prediction, 10 эпизодов, α = {alpha}, γ = {gamma:.3f}, n_epochs = {n_epochs}",
                 hint="δ = r + γ·V(s')·(1 − terminated) − V(s), V(s) += α·δ; переходы по порядку, эпизод за эпизодом"
                      + ("; n_epochs — столько раз пройти весь набор." if n_epochs > 1 else "."),
-                mistakes=td_mistakes(frozen, n, alpha, gamma, V0_before, n_epochs))
+                mistakes=mistakes)
     check_that(episodes == frozen, what="td0_prediction не меняет эпизоды")
 
 
 @graded("Пакетный TD(0) (малый α, много эпох) сходится к оценке по модели из данных (certainty equivalence)",
         subject="td0_prediction")
-def test_batch_td_certainty_equivalence(mc_td, envs):
-    episodes = envs.random_walk_episodes(10, seed=50)
-    expected = certainty_equivalence(episodes, 7, 1.0)
+@inputs("seed", [50])
+def test_batch_td_certainty_equivalence(mc_td, envs, seed):
+    episodes = envs.random_walk_episodes(10, seed=seed)
+    expected = key.certainty_equivalence(episodes, 7, 1.0)
+    small = td_small_cases()
+    mistakes = td_mistakes(episodes, 7, 0.01, 1.0, None, 500, only=["epochs", "epochs_per_episode"])
     got = mc_td.td0_prediction(episodes, 7, 0.01, 1.0, n_epochs=500)
     hint = ("при повторном проигрывании одного батча TD(0) сходится к ценностям модели, оценённой по данным "
             "(частоты переходов и средние награды); проверьте, что n_epochs действительно повторяет проход.")
-    mistakes = None
-    if not matches(got, expected, 0.02):  # the mistakes' answers cost a few tenths of a second: only on failure
-        if not td_small_ok(mc_td):
-            hint = DEFER_TD
-        mistakes = td_mistakes(episodes, 7, 0.01, 1.0, None, 500, only=["epochs", "epochs_per_episode"])
+    if not matches(got, expected, 0.02) and not td_small_ok(mc_td, small):
+        hint = DEFER_TD
     check_close(got, expected, atol=0.02, what="td0_prediction(10 эпизодов блуждания, α = 0.01, n_epochs = 500)",
                 hint=hint, mistakes=mistakes)
 
@@ -571,7 +422,7 @@ MC_BAND, MC_EVERY_BAND, MC_ALPHA_BAND, TD_BAND = 0.10, 0.12, 0.20, 0.13
 
 @graded("Случайное блуждание, 300 эпизодов: RMS-ошибка MC < 0.10 (first-visit), < 0.12 (every-visit), "
         "< 0.20 (α = 0.05) (seed {seed})", subject="mc_prediction")
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@inputs("seed", [0, 1, 2], behaviour=True)
 def test_random_walk_mc(mc_td, envs, seed):
     walk = envs.RandomWalk()
     true = walk.true_values()
@@ -589,14 +440,15 @@ def test_random_walk_mc(mc_td, envs, seed):
 
 @graded("Случайное блуждание, 300 эпизодов: RMS-ошибка TD(0) (α = 0.05, V0 = 0.5 везде) < 0.13 (seed {seed})",
         subject="td0_prediction")
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@inputs("seed", [0, 1, 2], behaviour=True)
 def test_random_walk_td(mc_td, envs, seed):
     true = envs.RandomWalk().true_values()
     episodes = envs.random_walk_episodes(RW_EPISODES, seed=seed)
+    small = td_small_cases()
     V = check_vector(mc_td.td0_prediction(episodes, 7, 0.05, 1.0, V0=np.full(7, 0.5)), 7, "td0_prediction")
     err = rms_error(V, true)
     hint = "у конечных состояний 0 и 6 стоит V0 = 0.5, но бутстрапить их нельзя: при terminated цель — просто r."
-    if not err < TD_BAND and not td_small_ok(mc_td):
+    if not err < TD_BAND and not td_small_ok(mc_td, small):
         hint = DEFER_TD
     check_that(err < TD_BAND, what="td0_prediction на случайном блуждании (V0 = 0.5 и в конечных состояниях)",
                expected=f"< {TD_BAND}", got=f"{err:.4f}; V = {fmt(V, 3)}", hint=hint)
@@ -604,18 +456,20 @@ def test_random_walk_td(mc_td, envs, seed):
 
 @graded("Случайное блуждание: после 20 эпизодов TD(0) (α = 0.1) точнее Монте-Карло, среднее по 30 запускам",
         subject=("td0_prediction", "mc_prediction"))
-def test_td_learns_faster_early(mc_td, envs):
+@inputs("seed", [2000], behaviour=True)
+def test_td_learns_faster_early(mc_td, envs, seed):
     true = envs.RandomWalk().true_values()
+    small = td_small_cases()
     td_err, mc_err = [], []
     for run in range(30):
-        episodes = envs.random_walk_episodes(20, seed=2000 + run)
+        episodes = envs.random_walk_episodes(20, seed=seed + run)
         td_err.append(rms_error(mc_td.td0_prediction(episodes, 7, 0.1, 1.0, V0=np.full(7, 0.5)), true))
         mc_err.append(rms_error(mc_td.mc_prediction(episodes, 7, 1.0), true))
     td, mc = float(np.mean(td_err)), float(np.mean(mc_err))
     hint = ("TD(0) учится на каждом шаге, бутстрапя из соседей, и поэтому на коротких данных обычно точнее. "
             "Проверьте цель r + γ·V(s') и маску конечных состояний.")
     if not (td < 0.09 and td < mc):
-        if not td_small_ok(mc_td):
+        if not td_small_ok(mc_td, small):
             hint = DEFER_TD
         elif returns_wrong(mc_td) or not mc_small_ok(mc_td):
             hint = DEFER_RETURNS if returns_wrong(mc_td) else DEFER_MC
