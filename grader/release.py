@@ -146,6 +146,46 @@ def leaks(contents: dict[str, bytes]) -> list[str]:
             if rel.endswith(LEAK_CHECKED) and any(m.encode() in data for m in LEAK_MARKERS)]
 
 
+def key_leaks(contents: dict[str, bytes]) -> list[str]:
+    """What of the instructor's answer key ``contents`` (relative POSIX path: bytes) would give away: a file of a key
+    folder, the secret of the hidden inputs, or the body of a key function copied into a shipped module."""
+    from grader.hidden import DEFAULT_SECRET, secret
+
+    found = [rel for rel in contents if fnmatch.fnmatchcase(rel, "tests/*/key/*")]
+    bodies: dict[str, str] = {}
+    for name in homeworks.available():
+        hw = homeworks.load(name)
+        text = secret(hw.tests_dir)
+        if text != DEFAULT_SECRET:
+            found += [f"{rel} (the secret)" for rel, data in contents.items() if text.encode() in data]
+        for path in sorted((hw.tests_dir / "key").glob("*.py")):
+            bodies.update({body: f"{path.name}:{fn}" for fn, body in _function_bodies(path.read_bytes()).items()})
+    for rel, data in contents.items():
+        if rel.endswith(".py"):
+            found += [f"{rel}:{fn} (the body of {bodies[body]})" for fn, body in _function_bodies(data).items()
+                      if body in bodies]
+    return found
+
+
+def _function_bodies(source: bytes) -> dict[str, str]:
+    """Each function of a module (nested ones too), as the text of its body without docstring and comments."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body[1:] if (node.body and isinstance(node.body[0], ast.Expr)
+                                     and isinstance(getattr(node.body[0], "value", None), ast.Constant)) else node.body
+            text = "\n".join(ast.unparse(statement) for statement in body)
+            if text.count("\n") >= 1 or len(text) > 60:  # a one-line `return x` is nobody's answer
+                out[node.name] = text
+    return out
+
+
 def release(out: Path, classroom: bool = False, force: bool = False) -> list[Path]:
     """Write the student's copy into ``out`` (which must not exist or be empty); return the files written."""
     out = Path(out).resolve()
@@ -161,6 +201,9 @@ def release(out: Path, classroom: bool = False, force: bool = False) -> list[Pat
     leaking = leaks(contents)
     if leaking:
         raise ReleaseError("solution regions would leak into the student's copy: " + ", ".join(leaking))
+    keys = key_leaks(contents)
+    if keys:
+        raise ReleaseError("the answer key would leak into the student's copy: " + ", ".join(keys))
     written = []
     for rel, data in contents.items():
         target = out / rel

@@ -14,7 +14,7 @@ import pytest
 
 from grader import homeworks
 from grader.homeworks import ROOT
-from grader.release import ReleaseError, release, student_files, student_readme
+from grader.release import ReleaseError, release, student_content, student_files, student_readme
 from grader.stubs import BEGIN, END
 from kit import HW
 
@@ -205,3 +205,15 @@ def test_classroom_workflow_is_valid_and_its_points_step_reports_partial_credit(
     total = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["score"]
     assert points == total == pytest.approx(20 + 2, abs=0.01) and points == round(points, 2)  # ppo and its bonus
     assert {t["status"] for t in result["tests"]} == {"pass", "fail"}
+
+
+def test_the_release_refuses_a_copy_that_would_hold_the_answer_key():
+    """#26: no key file, no secret, no key function's body pasted into a shipped module (grader.release.key_leaks)."""
+    from grader.release import key_leaks
+
+    clean = {rel.as_posix(): student_content(rel) for rel in student_files()}
+    assert key_leaks(clean) == []
+    key_source = (ROOT / "tests" / HW / "key" / "ppo.py").read_bytes()
+    pasted = dict(clean, **{f"tests/{HW}/test_extra.py": key_source})
+    assert any("test_extra.py" in leak for leak in key_leaks(pasted))
+    assert key_leaks(dict(clean, **{f"tests/{HW}/key/ppo.py": key_source}))
