@@ -1,9 +1,11 @@
 """Graded checks of the part `control`: ε-greedy, Q-learning and SARSA, the cliff walk.
 
-The update rules are checked by replaying what the agent actually did: the test environments record
-every transition, and an oracle written here replays them with the textbook rule. So any correct
-random-number protocol passes, and the difference between max_b Q(s', b) and Q(s', a') is pinned on
-the actions the agent really took. The cliff checks are statistical: several seeds, with margins.
+The update rules are checked where every correct implementation gives the same answer, against the answer key
+(grader.key): the fork and the time-limited fork for the actions the agent actually took there (the key holds the
+answer of each of their few possible outcomes), the random MDP with one action (no choice: the episodes are the
+environment's own). On the random MDP with three actions the copy checks what needs no rule (which entries
+changed); the replay of the recorded transitions with the textbook rule runs in the grade only. The cliff checks are
+statistical: several seeds, with margins.
 """
 
 import numpy as np
@@ -23,43 +25,19 @@ from grader.checks import (
     matches,
     probe,
 )
+from grader.hidden import grade_only, inputs
+from grader.key import answer_key
 
 from control_envs import Fork, OneStateBandit, RandomMDP, Recorder, TimeLimitFork
 
-# ---- the oracle: replay the recorded episodes with a rule ------------------------------------
+key = answer_key("control")
 
-
-def replay(episodes, n_states, n_actions, alpha, gamma, rule, bootstrap_terminal=False, skip_terminal=False):
-    """Q after applying `rule` to the recorded transitions in order: 'max' — Q-learning, 'next' — SARSA,
-    'other' — SARSA whose target takes the other of two actions than the one taken next (a fresh draw of a'),
-    'table_max' — the max over the whole table instead of over s'. skip_terminal: no update on `terminated`."""
-    Q = np.zeros((n_states, n_actions))
-    for episode in episodes:
-        for i, (s, a, r, s_next, terminated, _truncated) in enumerate(episode):
-            if terminated and skip_terminal:
-                continue
-            if terminated and not bootstrap_terminal:
-                future = 0.0
-            elif rule == "max":
-                future = Q[s_next].max()
-            elif rule == "table_max":
-                future = Q.max()
-            elif i + 1 < len(episode):  # SARSA: the action actually taken next in this episode (or the other one)
-                future = Q[s_next, episode[i + 1][1] if rule == "next" else 1 - episode[i + 1][1]]
-            else:
-                future = 0.0
-            Q[s, a] += alpha * (r + gamma * future - Q[s, a])
-    return Q
-
-
-RULES = {"q_learning": "max", "sarsa": "next"}
-WRONG = {"q_learning": ("цель строится по действию, которое агент сделал дальше (это SARSA), "
-                        "а нужен max_b Q(s', b)", "next"),
-         "sarsa": ("цель строится по жадному действию max_b Q(s', b) (это Q-learning), а нужно Q(s', a') "
-                   "для действия a', которое агент сделает дальше", "max")}
 NAMES = {"q_learning": "Q-learning", "sarsa": "SARSA"}
-FRESH = ("a' в цели — отдельный ε-жадный выбор, а на следующем шаге агент делает другой, новый: в SARSA цель строится "
-         "по тому самому a', которое агент затем и сделает (выберите его один раз и перенесите на следующий шаг)")
+
+
+
+
+MDP_STEPS = 12  # the time limit of the random MDP's episodes where they are cut (truncated)
 
 
 def _run(control, name, env, n_episodes, *, fresh_env=False, **kwargs):
@@ -70,27 +48,23 @@ def _run(control, name, env, n_episodes, *, fresh_env=False, **kwargs):
     return Q, returns
 
 
+def fork_outcome(episodes):
+    """(b1, a, b2) of two recorded episodes on the fork (see key.fork_answers), or None when they are not those."""
+    if len(episodes) != 2 or len(episodes[0]) != 1 or len(episodes[1]) != 2:
+        return None
+    (_, b1, *_), = episodes[0]
+    (_, a, *_), (_, b2, *_) = episodes[1]
+    return (b1, a, b2) if {b1, a, b2} <= {0, 1} else None
+
+
 # ---- probes: what explains a later check's failure better (run only when a check fails) ----------
 
 
-def replay_mistakes(name, episodes, n_states, n_actions, alpha, gamma):
-    """The typical mistakes' Q for these recorded episodes, named for the student (see also WRONG)."""
-    rule = RULES[name]
-    wrong_name, wrong_rule = WRONG[name]
-    out = {wrong_name: replay(episodes, n_states, n_actions, alpha, gamma, wrong_rule)}
-    if name == "sarsa" and n_actions == 2:
-        out[FRESH] = replay(episodes, n_states, n_actions, alpha, gamma, "other")
-    if name == "q_learning":
-        out["max взят по всей таблице Q, а нужен максимум по действиям в s': max_b Q(s', b)"] = replay(
-            episodes, n_states, n_actions, alpha, gamma, "table_max")
-    out["после terminated всё равно бутстрапят Q следующего наблюдения: у конечного перехода будущего нет"] = replay(
-        episodes, n_states, n_actions, alpha, gamma, rule, bootstrap_terminal=True)
-    out["на последнем шаге (terminated) Q(s, a) не обновляется: цикл прерван до обновления, а цель там — просто r"] = \
-        replay(episodes, n_states, n_actions, alpha, gamma, rule, skip_terminal=True)
-    out["шаг α не учтён: Q(s, a) = цель вместо Q(s, a) += α·(цель − Q(s, a))"] = replay(
-        episodes, n_states, n_actions, 1.0, gamma, rule)
-    out["γ не используется в цели"] = replay(episodes, n_states, n_actions, alpha, 1.0, rule)
-    return out
+def probe_answers(name):
+    """The answer key's values the probes below compare with. A check that may probe asks for them up front (a key
+    call is made from a check's inputs, whatever the student's answer)."""
+    return {"fork": key.fork_answers(name, 0.5, 0.9), "terminal": key.terminal_step_answers(0.5),
+            "mdp": key.one_action_run(name, 0, 60, 0.4, 0.9, MDP_STEPS)}
 
 
 @probe(False)
@@ -113,12 +87,12 @@ def explores_at_zero(control, name):
     return first > 2 or set(actions[first:]) != {0}
 
 
-def simpler_failure(control, name, behaviour=False):
+def simpler_failure(control, name, answers, behaviour=False):
     """The hint of a simpler check above that already fails for `name`, or None (probed only when a later check
-    fails, to say what explains its failure): the update on the fork by hand, epsilon_greedy, ε = 0 honoured, and
-    with behaviour=True also the replay on a random MDP and the spread of actions at ε = 1 (a generator re-created
-    every episode repeats them)."""
-    if not fork_ok(control, name) or not learns_terminal_step(control, name):
+    fails, to say what explains its failure): the update on the fork, epsilon_greedy, ε = 0 honoured, and with
+    behaviour=True also the random MDP with one action and the spread of actions at ε = 1 (a generator re-created
+    every episode repeats them). answers: probe_answers(name), asked for up front."""
+    if not fork_ok(control, name, answers) or not learns_terminal_step(control, name, answers):
         return Defer(DEFER_FORK.format(name=name), f"test_fork_by_hand[{name}]", f"test_fork_time_limit[{name}]")
     if not epsilon_greedy_ok(control):
         return Defer(DEFER_GREEDY.format(name=name), "test_epsilon_greedy_greedy", "test_epsilon_greedy_ties",
@@ -126,10 +100,9 @@ def simpler_failure(control, name, behaviour=False):
     if explores_at_zero(control, name):
         return EPSILON_LOST.format(name=name)
     if behaviour:
-        if not replay_ok(control, name):
-            return Defer(f"сначала исправьте проверки «{name} на случайной MDP: Q совпадает с повтором записанных "
-                         "переходов» выше: обновление Q неверно уже там.",
-                         f"test_replay_random_mdp[{name}-0]", f"test_replay_random_mdp[{name}-1]")
+        if not replay_ok(control, name, answers):
+            return Defer(f"сначала исправьте проверки «{name} на случайной MDP с одним действием» выше: обновление Q "
+                         "неверно уже там.", f"test_one_action_mdp[{name}-0]", f"test_one_action_mdp[{name}-1]")
         spread = action_spread(control, name)
         if spread == "same":
             return "Похоже на типичную ошибку: " + RNG_PER_EPISODE + "."
@@ -139,22 +112,26 @@ def simpler_failure(control, name, behaviour=False):
 
 
 @probe(False)
-def fork_ok(control, name):
-    """The fork by hand (ε = 1, five seeds) replays right."""
+def fork_ok(control, name, answers):
+    """The fork (ε = 1, five seeds) gives the key's Q for the actions taken."""
     for seed in range(5):
         env = Recorder(Fork())
         Q, _ = _run(control, name, env, 2, alpha=0.5, gamma=0.9, epsilon=1.0, seed=seed)
-        if len(env.episodes) != 2 or not matches(Q, replay(env.episodes, 3, 2, 0.5, 0.9, RULES[name])):
+        outcome = fork_outcome(env.episodes)
+        if outcome is None:
+            return False
+        b1, a, b2 = outcome
+        if not matches(Q, answers["fork"][b1][a][b2]["expected"]):
             return False
     return True
 
 
 @probe(False)
-def replay_ok(control, name):
-    """Fifteen episodes on a random MDP replay right."""
-    env = Recorder(RandomMDP(7, max_steps=12 if name == "q_learning" else None))
-    Q, _ = _run(control, name, env, 15, alpha=0.4, gamma=0.9, epsilon=0.3, seed=7)
-    return matches(Q, replay(env.episodes, 6, 3, 0.4, 0.9, RULES[name]))
+def replay_ok(control, name, answers):
+    """Sixty episodes on the random MDP with one action give the key's Q (the inputs of test_one_action_mdp, seed 0)."""
+    env = RandomMDP(0, n_actions=1, max_steps=MDP_STEPS)
+    Q, _ = _run(control, name, env, 60, alpha=0.4, gamma=0.9, epsilon=0.3, seed=0)
+    return matches(Q, answers["mdp"]["Q"])
 
 
 @probe(None)
@@ -168,11 +145,6 @@ def action_spread(control, name):
     return "narrow" if min(np.bincount(actions, minlength=3)[:3]) < 60 else "ok"
 
 
-def _time_limit_defer(control, name):
-    """What explains a wrong answer on the time-limited fork better than truncation, or None."""
-    return simpler_failure(control, name)
-
-
 RNG_PER_EPISODE = ("генератор создаётся заново в каждом эпизоде (default_rng(seed) внутри цикла по эпизодам), и все "
                    "эпизоды повторяют одни и те же случайные выборы: по docstring генератор из seed один на весь "
                    "запуск, его создают один раз, до цикла")
@@ -180,17 +152,14 @@ ONE_RNG = "по docstring генератор один на весь запуск
 
 
 @probe(False)
-def learns_terminal_step(control, name):
-    """One episode of one terminal step on the time-limited fork (ε = 0): Q(1, b) = 0.5·r exactly."""
+def learns_terminal_step(control, name, answers):
+    """One episode of one terminal step on the time-limited fork (ε = 0) gives the key's Q for the action taken."""
     env = Recorder(TimeLimitFork())
     Q, _ = _run(control, name, env, 1, alpha=0.5, gamma=0.9, epsilon=0.0, seed=0)
     if len(env.episodes) != 1 or len(env.episodes[0]) != 1:
         return False
-    (_, b, r, *_), = env.episodes[0]
-    expected = np.zeros((2, 2))
-    expected[1, b] = 0.5 * r
-    return matches(Q, expected)
-
+    (_, b, *_), = env.episodes[0]
+    return b in (0, 1) and matches(Q, answers["terminal"][b])
 
 EPSILON_LOST = ("Похоже на типичную ошибку: ε, переданный {name}, не доходит до epsilon_greedy — "
                 "при ε = 0 агент всё равно делает не жадные действия. "
@@ -290,110 +259,127 @@ def test_epsilon_greedy_uses_rng(control):
                     "не из np.random.* и не из модуля random.")
 
 
-# ---- the update rules, pinned by hand and by replay -----------------------------------------
+
+def random_q(seed):
+    """Q(s, ·) of 2–6 actions on a grid of 0.5 (ties among the best are exact and frequent, no near ties) and ε."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 7))
+    q = rng.integers(-3, 4, size=n) * 0.5
+    return q, round(float(rng.uniform(0.1, 0.9)), 2)
+
+
+@graded("ε-жадный выбор на случайных Q(s, ·) и ε: P(a) = (1 − ε)/k + ε/A у каждого из k лучших, ε/A у остальных "
+        "(seed {seed})", subject="epsilon_greedy")
+@inputs("seed", [0, 1, 2])
+def test_epsilon_greedy_random(control, seed):
+    q, eps = random_q(seed)
+    expected, mistakes = key.epsilon_greedy_probs(q, eps), key.epsilon_greedy_mistakes(q, eps)
+    n = 30000  # ±0.015 is at least 5σ of a frequency
+    got = [int(a) for a in call_many(control.epsilon_greedy, n, q.copy(), eps, np.random.default_rng(seed))]
+    check_that(all(0 <= a < len(q) for a in got), what=f"epsilon_greedy: номера действий при A = {len(q)}",
+               expected=f"от 0 до {len(q) - 1}", got=f"{sorted(set(got))}")
+    check_close(np.bincount(got, minlength=len(q)) / n, expected, atol=0.015, rtol=0,
+                what=f"частоты действий epsilon_greedy(Q = {fmt(q, 2)}, ε = {eps:g}), {n} вызовов (допуск ±0.015)",
+                hint="с вероятностью ε — случайное действие из ВСЕХ A (жадное тоже может выпасть), иначе жадное; "
+                     "при ничьей — случайное из действий с Q(s, a) = max_b Q(s, b).",
+                mistakes=mistakes)
+
+
+# ---- the update rules: settings every correct implementation shares, properties, replay in the grade --------
+
+
+def _actions_binary(episodes, what):
+    check_that(all(t[1] in (0, 1) for ep in episodes for t in ep), what=what, expected="действия 0 и 1",
+               got=f"действия {sorted({t[1] for ep in episodes for t in ep})}",
+               hint="действие — номер от 0 до A − 1 (A = env.action_space.n).")
 
 
 @graded("Развилка, одно обновление вручную: {name} — max_b Q(s', b) или Q(s', a')", subject="{name}")
-@pytest.mark.parametrize("name", ["q_learning", "sarsa"])
-def test_fork_by_hand(control, name):
+@inputs("name,seed", [("q_learning", 0), ("sarsa", 0)], ids=["q_learning", "sarsa"])
+def test_fork_by_hand(control, name, seed):
     """α = 0.5, γ = 0.9, ε = 1 (все действия случайны), два эпизода на развилке:
     эпизод 1 начинается на развилке (состояние 1): действие b₁ даёт ±2 и конец, Q(1, b₁) = 0.5·(±2) = ±1;
     эпизод 2: 0 →(a, r = 0)→ 1 →(b₂, ±2)→ конец. Обновление Q(0, a):
         Q-learning: 0.5·(0 + 0.9·max_b Q(1, b)),    SARSA: 0.5·(0 + 0.9·Q(1, b₂)),
     а затем Q(1, b₂) += 0.5·(±2 − Q(1, b₂)). Правила расходятся, когда b₂ — не лучшее действие.
-    Ответ сверяется для двадцати seed по действиям, которые агент действительно сделал; ошибка называется, если
-    она объясняет ответ на каждом seed, где он неверен.
+    Ответ сверяется для двадцати seed подряд по действиям, которые агент действительно сделал (у каждого из восьми
+    исходов b₁, a, b₂ свой ответ); ошибка называется, если она объясняет ответ на каждом seed, где он неверен.
     """
+    answers = key.fork_answers(name, 0.5, 0.9)
     runs = []
-    for seed in range(20):
+    for s in range(seed, seed + 20):
         env = Recorder(Fork())
-        Q, _ = _run(control, name, env, 2, alpha=0.5, gamma=0.9, epsilon=1.0, seed=seed)
+        Q, _ = _run(control, name, env, 2, alpha=0.5, gamma=0.9, epsilon=1.0, seed=s)
         check_that(len(env.episodes) == 2, what=f"{name}(env, n_episodes=2) играет два эпизода",
                    expected="2 вызова env.reset()", got=f"{len(env.episodes)}")
-        (_, b1, r1, *_), = env.episodes[0]
-        (_, a, _, *_), (_, b2, r2, *_) = env.episodes[1]
-        q1 = np.zeros(2)
-        q1[b1] = 0.5 * r1  # after episode 1
-        target = 0.9 * (q1.max() if RULES[name] == "max" else q1[b2])
-        expected = np.zeros((3, 2))
-        expected[1] = q1
-        expected[0, a] = 0.5 * target
-        expected[1, b2] += 0.5 * (r2 - expected[1, b2])
-        runs.append((seed, b1, a, b2, Q, expected, env.episodes))
-    wrong = [run for run in runs if not matches(run[4], run[5])]
+        _actions_binary(env.episodes, f"{name} на развилке (seed = {s}): номера действий")
+        (_, b1, *_), = env.episodes[0]
+        (_, a, *_), (_, b2, *_) = env.episodes[1]
+        runs.append((s, b1, a, b2, Q, answers[b1][a][b2]))
+    wrong = [run for run in runs if not matches(run[4], run[5]["expected"])]
     if not wrong:
         return
     # a mistake is named when it explains the answer on every seed where it is wrong (on one seed the SARSA target
     # with max_b Q(s', b) and with a fresh a' can coincide; over twenty seeds they part)
-    explained = [replay_mistakes(name, run[6], 3, 2, 0.5, 0.9) for run in wrong]
-    names = [m for m in explained[0] if all(matches(run[4], mistakes[m]) for run, mistakes in zip(wrong, explained))]
-    seed, b1, a, b2, Q, expected, _ = wrong[0]
-    check_close(Q, expected, what=f"{NAMES[name]}: Q после двух эпизодов на развилке (seed = {seed}; "
-                                  f"эпизод 1: b₁ = {b1}; эпизод 2: a = {a}, b₂ = {b2}; "
-                                  f"неверно на {len(wrong)} из 20 seed)",
+    names = [m for m in wrong[0][5]["mistakes"]
+             if all(m in run[5]["mistakes"] and matches(run[4], run[5]["mistakes"][m]) for run in wrong)]
+    s, b1, a, b2, Q, answer = wrong[0]
+    check_close(Q, answer["expected"], what=f"{NAMES[name]}: Q после двух эпизодов на развилке (seed = {s}; "
+                                            f"эпизод 1: b₁ = {b1}; эпизод 2: a = {a}, b₂ = {b2}; "
+                                            f"неверно на {len(wrong)} из 20 seed)",
                 hint="Q-learning: Q(s, a) += α·(r + γ·max_b Q(s', b) − Q(s, a)); "
                      "SARSA: Q(s, a) += α·(r + γ·Q(s', a') − Q(s, a)), a' — следующее действие агента; "
                      "в конечном состоянии цель — просто r.",
-                mistakes={names[0]: explained[0][names[0]]} if names else None)
+                mistakes={names[0]: answer["mistakes"][names[0]]} if names else None)
 
 
 @graded("Развилка с лимитом шагов: {name} бутстрапит после truncated и не бутстрапит после terminated",
         subject="{name}")
-@pytest.mark.parametrize("name", ["q_learning", "sarsa"])
-def test_fork_time_limit(control, name):
+@inputs("name,seed", [("q_learning", 0), ("sarsa", 0)], ids=["q_learning", "sarsa"])
+def test_fork_time_limit(control, name, seed):
     """α = 0.5, γ = 0.9, ε = 0 (только жадные действия, ничьи — случайно), три эпизода:
     1) на развилке (1) действие b₁ даёт r₁ (+2 или +1) и конец: Q(1, b₁) = 0.5·r₁ > 0 — теперь b₁ единственный максимум;
     2) 0 →(a, r = 0)→ 1, и лимит шагов обрывает эпизод (truncated): развилка не конечная, будущее у неё есть,
        Q(0, a) = 0.5·(0 + 0.9·Q(1, b₁)) — и у Q-learning (max), и у SARSA (a' = b₁: при ε = 0 это argmax);
     3) на развилке снова b₁ (жадно) и конец (terminated; следующее наблюдение — старт 0, но будущего нет):
        Q(1, b₁) += 0.5·(r₁ − Q(1, b₁)).
-    Ответ сверяется для пяти seed по действиям, которые агент действительно сделал.
+    Ответ сверяется для пяти seed подряд по действиям, которые агент действительно сделал.
     """
+    answers, probes = key.time_limit_answers(0.5, 0.9), probe_answers(name)
     defer = []  # probed once, and only when an answer is wrong
 
     def deferred():
         if not defer:
-            defer.append(_time_limit_defer(control, name))
+            defer.append(simpler_failure(control, name, probes))
         return defer[0]
 
-    for seed in range(5):
+    for s in range(seed, seed + 5):
         env = Recorder(TimeLimitFork())
-        Q, _ = _run(control, name, env, 3, alpha=0.5, gamma=0.9, epsilon=0.0, seed=seed)
+        Q, _ = _run(control, name, env, 3, alpha=0.5, gamma=0.9, epsilon=0.0, seed=s)
         lengths = [len(ep) for ep in env.episodes]
         past_limit = any(step[5] and i + 1 < len(ep) for ep in env.episodes for i, step in enumerate(ep))
-        check_that(lengths == [1, 1, 1], what=f"{name}(env, n_episodes=3) на развилке с лимитом шагов (seed = {seed})",
+        check_that(lengths == [1, 1, 1], what=f"{name}(env, n_episodes=3) на развилке с лимитом шагов (seed = {s})",
                    expected="3 эпизода по одному шагу: эпизод кончается и на terminated, и на truncated",
                    got=f"длины эпизодов {lengths}" + ("\nПохоже на типичную ошибку: эпизод кончается только на "
                                                       "terminated, а после truncated (лимит шагов) агент идёт "
                                                       "дальше." if past_limit else ""),
                    hint="эпизод кончается на первом шаге, где terminated или truncated.")
+        _actions_binary(env.episodes, f"{name} на развилке с лимитом шагов (seed = {s}): номера действий")
         (_, b1, r1, *_), = env.episodes[0]
-        (_, a, _, *_), = env.episodes[1]
-        (_, b3, r3, *_), = env.episodes[2]
-        check_that(b3 == b1, what=f"{name}, ε = 0: в третьем эпизоде на развилке жадное действие (seed = {seed})",
-                   expected=f"действие {b1} (Q(1, {b1}) = {0.5 * r1:g}, у другого 0)", got=f"действие {b3}",
+        (_, a, *_), = env.episodes[1]
+        (_, b3, *_), = env.episodes[2]
+        check_that(b3 == b1, what=f"{name}, ε = 0: в третьем эпизоде на развилке жадное действие (seed = {s})",
+                   expected=f"действие {b1} (Q(1, {b1}) = {probes['terminal'][b1][1, b1]:g}, у другого 0)",
+                   got=f"действие {b3}",
                    hint=(deferred() if b3 != b1 else None) or "при ε = 0 исследования нет: только argmax_a Q(s, a).")
-
-        def after(truncated_future, terminal_future, b1=b1, r1=r1, a=a, r3=r3):  # this episode's actions and rewards
-            Q_hand = np.zeros((2, 2))
-            Q_hand[1, b1] = 0.5 * r1
-            Q_hand[0, a] = 0.5 * 0.9 * truncated_future(Q_hand)
-            Q_hand[1, b1] += 0.5 * (r3 + 0.9 * terminal_future(Q_hand) - Q_hand[1, b1])
-            return Q_hand
-
-        expected = after(lambda q: q[1].max(), lambda q: 0.0)
+        expected, mistakes = answers[b1][a]["expected"], answers[b1][a]["mistakes"]
         hint = ("truncated — не конец задачи: цель r + γ·(max_b Q(s', b) или Q(s', a')) остаётся, эпизод "
                 "при этом заканчивается. Только после terminated цель — просто r.")
-        mistakes = {"truncated принят за конец задачи: после обрыва лимитом шагов бутстрап потерян":
-                    after(lambda q: 0.0, lambda q: 0.0),
-                    "после terminated всё равно бутстрапят Q следующего наблюдения: у конечного перехода "
-                    "будущего нет": after(lambda q: q[1].max(), lambda q: q[0].max())}
         if not matches(Q, expected) and deferred():
             hint, mistakes = deferred(), None  # a wrong update or exploration at ε = 0 explains it, not truncation
         check_close(Q, expected,
-                    what=f"{NAMES[name]}: Q после трёх эпизодов на развилке с лимитом шагов (seed = {seed}; "
+                    what=f"{NAMES[name]}: Q после трёх эпизодов на развилке с лимитом шагов (seed = {s}; "
                          f"b₁ = {b1}, r₁ = {r1:g}; эпизод 2: a = {a})", hint=hint, mistakes=mistakes)
-
 
 @graded("{name} действует ε-жадно с переданным ε: ε = 0 — только жадные действия, ε = 1 — все равновероятно, "
         "ε = 0.3 — 80% жадных", subject="{name}")
@@ -405,11 +391,12 @@ def test_epsilon_is_used(control, name):
     1 − ε + ε/3 = 80% случаев."""
     hint = (f"{name} должен выбирать действия ε-жадно по Q(s, ·) (через epsilon_greedy) с тем ε, что ему передан, "
             "а не с числом, записанным в коде.")
+    probes = probe_answers(name)
     defer = []  # probed once, and only when an answer is wrong
 
     def hint_on_failure():
         if not defer:
-            failure = simpler_failure(control, name)
+            failure = simpler_failure(control, name, probes)
             defer.append(hint if failure is None or failure.startswith("Похоже") else failure)
         return defer[0]
 
@@ -460,57 +447,105 @@ def test_first_action_breaks_ties_at_random(control, name):
                     "лучших, а не первое по номеру.")
 
 
-@graded("{name} на случайной MDP: Q совпадает с повтором записанных переходов по правилу (seed {seed})",
-        subject="{name}")
-@pytest.mark.parametrize("name,seed", [("q_learning", 0), ("q_learning", 1), ("sarsa", 0), ("sarsa", 1)])
-def test_replay_random_mdp(control, name, seed):
-    # Q-learning is also given time-limited episodes: a truncated step still bootstraps.
-    env = Recorder(RandomMDP(seed, max_steps=12 if name == "q_learning" else None))
-    alpha, gamma, eps, n = 0.4, 0.9, 0.3, 60
-    Q, returns = _run(control, name, env, n, alpha=alpha, gamma=gamma, epsilon=eps, seed=seed)
-    check_that(len(env.episodes) == n, what=f"{name}: число эпизодов", expected=f"{n} вызовов env.reset()",
-               got=f"{len(env.episodes)}")
-    ends = [ep[-1][4] or ep[-1][5] for ep in env.episodes if ep]
-    check_that(all(ends) and all(not (t[4] or t[5]) for ep in env.episodes for t in ep[:-1]),
+def _episodes_end_right(name, episodes, n):
+    check_that(len(episodes) == n, what=f"{name}: число эпизодов", expected=f"{n} вызовов env.reset()",
+               got=f"{len(episodes)}")
+    ends = [ep[-1][4] or ep[-1][5] for ep in episodes if ep]
+    check_that(all(ends) and all(not (t[4] or t[5]) for ep in episodes for t in ep[:-1]),
                what=f"{name}: эпизод идёт до terminated или truncated и на этом заканчивается",
                expected="конец эпизода ровно на первом terminated/truncated", got="не так",
                hint="эпизод кончается на первом шаге, где terminated или truncated.")
-    check_close(Q, replay(env.episodes, 6, 3, alpha, gamma, RULES[name]),
+
+
+@graded("{name} на случайной MDP с одним действием (выбора нет — эпизоды те же у любого верного решения): Q после "
+        "60 эпизодов, и после truncated бутстрап остаётся (seed {seed})", subject="{name}")
+@inputs("name,seed", [("q_learning", 0), ("q_learning", 1), ("sarsa", 0), ("sarsa", 1)])
+def test_one_action_mdp(control, name, seed):
+    """Случайная MDP (6 состояний, у каждого одно действие 0): агент проходит ровно те эпизоды, что даёт сама среда,
+    поэтому Q у всех верных решений одна и та же. Эпизоды кончаются на terminated или обрываются лимитом в 12 шагов
+    (truncated): у Q-learning и у SARSA цель там по-прежнему r + γ·Q(s', 0)."""
+    alpha, gamma, n = 0.4, 0.9, 60
+    answer = key.one_action_run(name, seed, n, alpha, gamma, MDP_STEPS)
+    env = Recorder(RandomMDP(seed, n_actions=1, max_steps=MDP_STEPS))
+    Q, _ = _run(control, name, env, n, alpha=alpha, gamma=gamma, epsilon=0.3, seed=seed)
+    _episodes_end_right(name, env.episodes, n)
+    check_close(Q, answer["Q"],
+                what=f"{NAMES[name]}: Q после {n} эпизодов на случайной MDP с одним действием (α = {alpha}, "
+                     f"γ = {gamma}, лимит {MDP_STEPS} шагов)",
+                hint="после каждого шага: Q(s, a) += α·(цель − Q(s, a)); цель = r при terminated, иначе "
+                     "r + γ·(max_b Q(s', b) или Q(s', a')) — и при truncated тоже: оборванный эпизод бутстрапит.",
+                mistakes=answer["mistakes"])
+
+
+@graded("{name} на случайной MDP (3 действия, ε = 0.3): эпизоды кончаются на terminated или truncated, меняются "
+        "только Q(s, a) сделанных шагов (seed {seed})", subject="{name}")
+@inputs("name,seed", [("q_learning", 0), ("q_learning", 1), ("sarsa", 0), ("sarsa", 1)])
+def test_random_mdp_properties(control, name, seed):
+    # Q-learning is also given time-limited episodes: a truncated step ends the episode too
+    env = Recorder(RandomMDP(seed, max_steps=MDP_STEPS if name == "q_learning" else None))
+    n = 60
+    Q, _ = _run(control, name, env, n, alpha=0.4, gamma=0.9, epsilon=0.3, seed=seed)
+    _episodes_end_right(name, env.episodes, n)
+    check_that(np.shape(Q) == (6, 3), what=f"{name}: форма Q", expected="(6, 3)", got=str(np.shape(Q)))
+    visited = {(t[0], t[1]) for ep in env.episodes for t in ep}
+    changed = {(s, a) for s in range(6) for a in range(3) if np.asarray(Q, dtype=float)[s, a] != 0}
+    check_that(changed <= visited, what=f"{name}: какие Q(s, a) изменились после {n} эпизодов",
+               expected="только пары (s, a), которые агент сделал хотя бы раз (остальные — начальные нули)",
+               got=f"изменились и не сделанные ни разу: {sorted(changed - visited)}",
+               hint="после шага обновляется одна клетка — Q(s, a) того самого шага; Q следующего состояния s' "
+                    "только читается в цели.")
+
+
+@graded("{name} на случайной MDP: Q совпадает с повтором записанных переходов по правилу; episode_returns на обрыве "
+        "— суммы наград эпизодов (seed {seed})", subject="{name}")
+@grade_only
+@inputs("name,seed", [("q_learning", 0), ("q_learning", 1), ("sarsa", 0), ("sarsa", 1)], behaviour=True)
+def test_replay_random_mdp(control, envs, name, seed):
+    """Выполняется только в оценке преподавателя, на скрытых seed: ответ повторяет переходы, которые сделал сам
+    агент."""
+    # behaviour=True: the grade runs hidden seeds in place of these (a replay is exact on any seed), so a submission
+    # that knows only the runs of the copy's seeds gets no hidden check of its functions right here
+    env = Recorder(RandomMDP(seed, max_steps=MDP_STEPS if name == "q_learning" else None))
+    alpha, gamma, eps, n = 0.4, 0.9, 0.3, 60
+    Q, _ = _run(control, name, env, n, alpha=alpha, gamma=gamma, epsilon=eps, seed=seed)
+    _episodes_end_right(name, env.episodes, n)
+    check_close(Q, key.replay_answer(name, env.episodes, 6, 3, alpha, gamma),
                 what=f"{NAMES[name]}: Q после {n} эпизодов на случайной MDP (α = {alpha}, γ = {gamma}, ε = {eps})",
                 hint="после каждого шага: Q(s, a) += α·(цель − Q(s, a)); цель = r при terminated, иначе "
                      + ("r + γ·max_b Q(s', b) (и при truncated тоже: оборванный эпизод бутстрапит)."
                         if name == "q_learning" else "r + γ·Q(s', a'), a' — действие, которое агент сделает в s'."),
-                mistakes=replay_mistakes(name, env.episodes, 6, 3, alpha, gamma))
+                mistakes=key.replay_mistakes(name, env.episodes, 6, 3, alpha, gamma, truncation=name == "q_learning"))
+    env = Recorder(envs.CliffWalking())
+    _, returns = _run(control, name, env, 30, seed=seed + 4)
+    check_close(returns, key.episode_sums(env.episodes), what=f"{name}: episode_returns на обрыве, 30 эпизодов",
+                hint="отдачу эпизода обнуляйте в начале каждого эпизода и копите сумму наград (без дисконта).",
+                mistakes=key.returns_mistakes(env.episodes, 1.0))
 
 
 @graded("{name}: episode_returns — сумма наград каждого эпизода (без дисконта и при γ < 1); форма Q — [48, 4]",
         subject="{name}")
-@pytest.mark.parametrize("name", ["q_learning", "sarsa"])
-def test_episode_returns(control, envs, name):
-    env = Recorder(envs.CliffWalking())
-    Q, returns = _run(control, name, env, 30, seed=4)
+@inputs("name,seed", [("q_learning", 4), ("sarsa", 4)], ids=["q_learning", "sarsa"])
+def test_episode_returns(control, envs, name, seed):
+    answer = key.one_action_run(name, seed + 1, 20, 0.4, 0.9, MDP_STEPS)
+    Q, returns = _run(control, name, Recorder(envs.CliffWalking()), 30, seed=seed)
     check_that(np.shape(Q) == (48, 4), what=f"{name} на обрыве: форма Q", expected="(48, 4)", got=str(np.shape(Q)))
-    sums = [sum(t[2] for t in ep) for ep in env.episodes]
-    check_close(returns, sums, what=f"{name}: episode_returns на обрыве, 30 эпизодов",
-                hint="отдачу эпизода обнуляйте в начале каждого эпизода и копите сумму наград (без дисконта).",
-                mistakes={"отдача не обнуляется в начале эпизода (копится через эпизоды)": np.cumsum(sums)})
-    env = Recorder(RandomMDP(5, max_steps=12))
-    _, returns = _run(control, name, env, 20, alpha=0.4, gamma=0.9, epsilon=0.3, seed=4)
-    sums = [sum(t[2] for t in ep) for ep in env.episodes]
-    discounted = [sum(0.9 ** i * t[2] for i, t in enumerate(ep)) for ep in env.episodes]
-    check_close(returns, sums, what=f"{name}: episode_returns на случайной MDP при γ = 0.9, 20 эпизодов",
+    check_that(np.shape(returns) == (30,), what=f"{name} на обрыве, 30 эпизодов: форма episode_returns",
+               expected="(30,)", got=str(np.shape(returns)))
+    # on the random MDP with one action every correct agent plays the same episodes: their returns are the key's
+    _, returns = _run(control, name, Recorder(RandomMDP(seed + 1, n_actions=1, max_steps=MDP_STEPS)), 20, alpha=0.4,
+                      gamma=0.9, epsilon=0.3, seed=seed)
+    check_close(returns, answer["returns"],
+                what=f"{name}: episode_returns на случайной MDP с одним действием при γ = 0.9, 20 эпизодов",
                 hint="episode_returns[i] — простая сумма наград i-го эпизода при любом γ: γ входит только в цель "
                      "обновления Q.",
-                mistakes={"в episode_returns отдача с дисконтом Σ γ^t·r_t, а нужна простая сумма наград": discounted,
-                          "отдача не обнуляется в начале эпизода (копится через эпизоды)": np.cumsum(sums)})
+                mistakes=answer["returns_mistakes"])
     env = Recorder(envs.CliffWalking(max_episode_steps=25))
-    _run(control, name, env, 10, seed=4)
+    _run(control, name, env, 10, seed=seed)
     check_that(len(env.episodes) == 10 and max(len(ep) for ep in env.episodes) <= 25,
                what=f"{name} на обрыве с лимитом 25 шагов: эпизод кончается на truncated",
                expected="10 эпизодов, каждый не длиннее 25 шагов",
                got=f"{len(env.episodes)} эпизодов, самый длинный {max(len(ep) for ep in env.episodes)} шагов",
                hint="эпизод кончается и на terminated, и на truncated: шаги идут, пока нет ни того, ни другого.")
-
 
 def seeding_diagnosis(seeds, episodes):
     """The typical mistake in how the episodes of a run were reset, from the seeds each reset got, or ""."""
@@ -600,9 +635,10 @@ def cliff_run(control, envs):
     return get
 
 
-def exact_checks_fail(control, name):
-    """A hint for a statistical cliff check: which simpler check above already fails for `name`, or None."""
-    return simpler_failure(control, name, behaviour=True)
+def exact_checks_fail(control, name, answers):
+    """A hint for a statistical cliff check: which simpler check above already fails for `name`, or None
+    (answers: probe_answers(name), asked for up front)."""
+    return simpler_failure(control, name, answers, behaviour=True)
 
 
 def greedy_path(envs, Q, max_steps=100):
@@ -637,6 +673,7 @@ def drawing(states):
 @graded("Обрыв, Q-learning (ε = 0.1, α = 0.5, γ = 1, 300 эпизодов): жадный путь — 13 шагов вдоль края, "
         "отдача −13 (хотя бы 4 seed из 5)", subject="q_learning")
 def test_cliff_q_learning_path(control, cliff_run, envs):
+    probes = {"q_learning": probe_answers("q_learning")}
     good, report, shown = 0, [], ""
     for seed in Q_SEEDS:
         Q, _ = cliff_run("q_learning", seed)
@@ -652,7 +689,7 @@ def test_cliff_q_learning_path(control, cliff_run, envs):
     check_that(ok, what=f"жадные пути Q-learning после {N_EPISODES} эпизодов, seed 0–4",
                expected="хотя бы у 4 из 5 — 13 шагов вдоль края обрыва, отдача −13",
                got=f"{good} из 5\n" + "\n".join(report) + shown,
-               hint=(None if ok else exact_checks_fail(control, "q_learning")) or
+               hint=(None if ok else exact_checks_fail(control, "q_learning", probes["q_learning"])) or
                "Q-learning учит жадную политику: цель r + γ·max_b Q(s', b). Если путь обходит край "
                "сверху, проверьте, что в цели стоит max, а не Q(s', a') следующего действия.")
 
@@ -660,6 +697,7 @@ def test_cliff_q_learning_path(control, cliff_run, envs):
 @graded("Обрыв, SARSA: жадный путь держится в стороне от края (10 seed: хотя бы у 7 — не больше 4 клеток у края; "
         "хотя бы один путь до цели)", subject="sarsa")
 def test_cliff_sarsa_path(control, cliff_run, envs):
+    probes = {"sarsa": probe_answers("sarsa")}
     off_edge, reached_goal, report, shown = 0, 0, [], ""
     for seed in SARSA_SEEDS:
         Q, _ = cliff_run("sarsa", seed)
@@ -675,12 +713,12 @@ def test_cliff_sarsa_path(control, cliff_run, envs):
     check_that(ok, what=f"жадные пути SARSA после {N_EPISODES} эпизодов, seed 0–9",
                expected="хотя бы у 7 из 10 — не больше 4 клеток над обрывом (строка 2, столбцы 1–10)",
                got=f"{off_edge} из 10\n" + "\n".join(report) + shown,
-               hint=(None if ok else exact_checks_fail(control, "sarsa")) or
+               hint=(None if ok else exact_checks_fail(control, "sarsa", probes["sarsa"])) or
                "SARSA учит ценность ε-жадной политики: у края она иногда падает, поэтому путь уходит вверх. "
                "Если путь идёт вдоль края, цель, вероятно, строится по max (как в Q-learning), а не по Q(s', a').")
     check_that(reached_goal >= 1, what="жадные пути SARSA для seed 0–9 доходят до цели",
                expected="хотя бы один из 10", got="ни один\n" + "\n".join(report),
-               hint=exact_checks_fail(control, "sarsa") or
+               hint=exact_checks_fail(control, "sarsa", probes["sarsa"]) or
                "жадный путь вдали от края может зациклиться там, где Q выучена плохо, но не во всех запусках.")
 
 
@@ -692,6 +730,7 @@ def trimmed_mean(values, drop_lowest=0, drop_highest=0) -> float:
 @graded("Обрыв: во время обучения SARSA в среднем получает больше, чем Q-learning (≈ −28 против ≈ −50)",
         subject=("sarsa", "q_learning"))
 def test_cliff_online_returns(control, cliff_run, envs):
+    probes = {name: probe_answers(name) for name in ("q_learning", "sarsa")}
     # SARSA over seeds 0–9, Q-learning over 0–4 (already run for the path checks); each side without the seeds that
     # lean most towards its threshold (a correct SARSA run sometimes wanders long: the per-seed mean has a long tail)
     per_seed = {}
@@ -712,15 +751,16 @@ def test_cliff_online_returns(control, cliff_run, envs):
     ok = sarsa > -38
     with about("sarsa"):
         check_that(ok, what=what, expected="SARSA выше −38", got=got,
-                   hint=(None if ok else exact_checks_fail(control, "sarsa")) or
+                   hint=(None if ok else exact_checks_fail(control, "sarsa", probes["sarsa"])) or
                    "SARSA обходит край и почти не падает. Проверьте цель r + γ·Q(s', a') и что действует "
                    "ε-жадная политика с переданным ε.")
     ok = q_learning < -40
     with about("q_learning"):
         check_that(ok, what=what, expected="Q-learning ниже −40", got=got,
-                   hint=(None if ok else exact_checks_fail(control, "q_learning")) or
+                   hint=(None if ok else exact_checks_fail(control, "q_learning", probes["q_learning"])) or
                    "Q-learning ходит вдоль края и при ε = 0.1 то и дело падает в обрыв (−100). "
                    "Если отдача выше, проверьте, что действия выбираются ε-жадно с переданным ε.")
     ok = sarsa - q_learning >= 10
     check_that(ok, what=what, expected="SARSA лучше хотя бы на 10", got=got,
-               hint=None if ok else (exact_checks_fail(control, "sarsa") or exact_checks_fail(control, "q_learning")))
+               hint=None if ok else (exact_checks_fail(control, "sarsa", probes["sarsa"])
+                                     or exact_checks_fail(control, "q_learning", probes["q_learning"])))
