@@ -7,9 +7,10 @@
 algorithm and seed it prints the number of updates, the number of sampled answers and the wall time
 until then (one process, one core: OMP_NUM_THREADS=1 is set below), plus the exact expected score
 and KL of REINFORCE's final policy. PPO and GRPO are the module's own `train`; REINFORCE is written
-here from the module's pieces (sample_answers, token_rewards, log_softmax, adam_step): the same task,
+here from the module's pieces (sample_answers, token_rewards, token_gae, policy_loss, adam_step): the same task,
 rewards (score + per-token KL penalty, γ = 1) and Adam, but one on-policy gradient step per batch,
-∇ = mean_t (G_t − b)·∇log π(a_t|s_t) with reward-to-go G_t and the batch-mean baseline b.
+∇ = mean_t (G_t − b)·∇log π(a_t|s_t) with reward-to-go G_t and the batch-mean baseline b (policy_loss at ρ = 1, no
+entropy bonus, gives exactly that gradient).
 """
 from __future__ import annotations
 
@@ -52,14 +53,16 @@ def reinforce(boss, toy_lm, seed, n_updates=400, batch_size=64, lr=0.1, beta=0.0
         mask = np.asarray(batch["mask"], float)
         scores = toy_lm.score_batch(prompts, batch["tokens"])
         rewards = np.asarray(boss.token_rewards(scores, batch["logp"], batch["ref_logp"], mask, beta))
-        returns = np.cumsum(rewards[:, ::-1], axis=1)[:, ::-1] * mask  # G_t, reward-to-go with γ = 1
+        # G_t, reward-to-go with γ = 1: the advantages of GAE with V = 0 and λ = 1
+        returns, _ = boss.token_gae(rewards, np.zeros_like(mask), mask, 1.0, 1.0)
+        returns = np.asarray(returns, float)
         baseline = returns[mask > 0].mean()
-        weight = (returns - baseline) * mask / mask.sum()
         where = (prompts[:, None], np.arange(mask.shape[1])[None, :], np.asarray(batch["prev"]))
-        probs = np.exp(np.asarray(boss.log_softmax(theta[where])))
-        onehot = np.eye(theta.shape[-1])[np.asarray(batch["tokens"])]
+        # the logits as sampled: ρ = 1, so the clipped objective's gradient is the policy gradient of (G − b)·log π
+        _, dlogits = boss.policy_loss(theta[where], np.asarray(batch["tokens"]), np.asarray(batch["logp"]),
+                                      (returns - baseline) * mask, mask, eps=0.2, c_e=0.0)
         grad = np.zeros_like(theta)
-        np.add.at(grad, where, -weight[..., None] * (onehot - probs))  # minimise −mean (G − b)·log π
+        np.add.at(grad, where, np.asarray(dlogits, float))  # the table's gradient: the sum over the batch's states
         theta, m, v = boss.adam_step(theta, grad, m, v, step, lr)
         scores_log.append(float(scores.mean()))
         if reached(scores_log) is not None:  # stop at the goal: the time measured is the time to reach it
@@ -77,7 +80,8 @@ def main(argv=None):
     impl = FolderImplementation(Path(args.dir))
     boss, toy_lm = impl.module("boss"), impl.module("toy_lm")
     print(f"toy_lm: {toy_lm.N_PROMPTS} prompts, V = {toy_lm.V}, MAX_LEN = {toy_lm.MAX_LEN}; "
-          f"SFT policy: exact mean score {toy_lm.exact_stats(toy_lm.reference_theta())['score']:.3f}")
+          f"SFT policy: exact mean score "
+          f"{toy_lm.exact_stats(toy_lm.reference_theta(), boss.log_softmax)['score']:.3f}")
     print(f"goal: mean batch score over the last {WINDOW} updates ≥ {GOAL}; batch = 64 answers\n")
     print(f"{'algorithm':<36} {'seed':>4} {'updates':>8} {'answers':>8} {'time, s':>8}   final score, KL/answer")
     rows = {}
@@ -104,7 +108,7 @@ def main(argv=None):
         scores, theta = reinforce(boss, toy_lm, seed)
         elapsed = time.perf_counter() - started
         i = reached(scores)
-        exact = toy_lm.exact_stats(theta)
+        exact = toy_lm.exact_stats(theta, boss.log_softmax)
         if i is None:
             print(f"{name:<36} {seed:>4} {'—':>8} {'—':>8} {'—':>8}   not reached in {len(scores)} updates")
             continue

@@ -117,9 +117,10 @@ def all_answers() -> tuple[np.ndarray, np.ndarray]:
     return tokens, mask
 
 
-def exact_stats(theta, ref_theta=None) -> dict:
+def exact_stats(theta, log_softmax, ref_theta=None) -> dict:
     """Точные (перебором всех ответов) средняя оценка и KL(π ‖ π_ref) на ответ, по всем промптам поровну.
 
+    log_softmax — функция log_softmax из boss.py (ваша): log π по последней оси логитов.
     Нужна проверкам и бенчмарку, чтобы мерить политику без шума сэмплирования.
     """
     theta = np.asarray(theta, dtype=float)
@@ -130,9 +131,7 @@ def exact_stats(theta, ref_theta=None) -> dict:
     mean_score, kl = 0.0, 0.0
     for p in range(N_PROMPTS):
         def seq_logp(table, p=p):
-            z = table[p, t_idx, prev]  # [N, L, V]
-            z = z - z.max(axis=-1, keepdims=True)
-            logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+            logp = np.asarray(log_softmax(table[p, t_idx, prev]), dtype=float)  # [N, L, V]
             return (np.take_along_axis(logp, tokens[..., None], axis=-1)[..., 0] * mask).sum(axis=1)
         lp, lp_ref = seq_logp(theta), seq_logp(ref)
         prob = np.exp(lp)
