@@ -42,15 +42,21 @@ def mutant_folder(path: Path, tmp_path: Path):
     return hw, part, folder
 
 
+def inputs_of(path: Path) -> str:
+    """The inputs a mistake is graded on: "public" (what the student's copy shows), or "hidden" for a mistake that
+    only a check run in the grade catches (its file says ``CAUGHT_BY = "grade"``, tests/kit/mutants/README.md)."""
+    return "hidden" if 'CAUGHT_BY = "grade"' in path.read_text(encoding="utf-8") else "public"
+
+
 class Graded:
     """Grades the mutants the session selected, each once, as soon as the session starts: ``graded[path]`` is
     (the part's result, the scoreboard); for a path of ``whole``, ``graded.compared(path)`` also grades it on
     every check of its part."""
 
     def __init__(self, paths: list[Path], tmp_factory, whole: list[Path] = ()):
-        parts: dict[tuple[str, str], list[Path]] = {}
+        parts: dict[tuple[str, str, str], list[Path]] = {}
         for path in dict.fromkeys(paths):
-            parts.setdefault((path.parent.parent.name, path.parent.name), []).append(path)
+            parts.setdefault((path.parent.parent.name, path.parent.name, inputs_of(path)), []).append(path)
         cpus = os.cpu_count() or 2
         cost = {key: len(ps) * homeworks.load(key[0]).part(key[1]).cost for key, ps in parts.items()}
         share = sum(cost.values()) / (2 * cpus) or 1.0  # the work of one process: about half a CPU's
@@ -64,16 +70,16 @@ class Graded:
             future = self.pool.submit(self._grade, key, ps, set(whole), tmp_factory)
             self.futures.update({path: future for path in ps})
 
-    def _grade(self, key: tuple[str, str], paths: list[Path], whole: set[Path], tmp_factory) -> dict:
+    def _grade(self, key: tuple[str, str, str], paths: list[Path], whole: set[Path], tmp_factory) -> dict:
         hw, part = homeworks.load(key[0]), homeworks.load(key[0]).part(key[1])
-        tmp = tmp_factory.mktemp(f"catalogue-{key[1]}")
+        tmp = tmp_factory.mktemp(f"catalogue-{key[1]}-{key[2]}")
         mutants = [{"path": str(p), "folder": str(mutant_folder(p, tmp / p.stem)[2]), "whole": p in whole}
                    for p in paths]
         job, out = tmp / "job.json", tmp / "out.json"
         job.write_text(json.dumps({"homework": hw.name, "part": part.id, "mutants": mutants}), encoding="utf-8")
         token = uuid.uuid4().hex
         proc = subprocess.run([sys.executable, str(RUN), str(job), str(out)], capture_output=True, text=True,
-                              env=checking_environment(token), cwd=str(tmp), timeout=3600)
+                              env=checking_environment(token, key[2]), cwd=str(tmp), timeout=3600)
         confine.reap(token)
         if not out.is_file():
             raise RuntimeError(f"grading the catalogue of {part.id} failed:\n{proc.stdout}\n{proc.stderr}")

@@ -2,6 +2,7 @@
 group_size different prompts, so the baseline is the mean over other prompts' answers."""
 BREAKS = "train"
 NAMED_BY = ["группы собраны np.tile"]
+CAUGHT_BY = "grade"
 import numpy as np
 
 import toy_lm
