@@ -106,7 +106,8 @@ def _meta(item) -> dict:
     hidden = item.get_closest_marker("inputs")
     return {"nodeid": item.nodeid, "name": item.name, "title": title, "weight": weight, "bonus": bonus,
             "subjects": list(subjects), "guard": bool(marker and marker.kwargs.get("guard", False)),
-            "hidden": bool(hidden and hidden.kwargs.get("hidden")), "twin": hidden and hidden.kwargs.get("twin")}
+            "hidden": bool(hidden and hidden.kwargs.get("hidden")), "twin": hidden and hidden.kwargs.get("twin"),
+            "grade_only": bool(hidden and hidden.kwargs.get("grade_only"))}
 
 
 def _file(item) -> str:

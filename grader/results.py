@@ -30,6 +30,7 @@ class CheckResult:
     defer: dict = field(default_factory=dict)
     hidden: bool = False  # run on hidden inputs (grader.hidden)
     twin: str = ""  # a hidden twin: the name of the public check it gates (it carries no points of its own)
+    grade_only: bool = False  # runs only in the grade (a replay of what the student's code did; grader.hidden)
 
     @property
     def passed(self) -> bool:

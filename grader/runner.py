@@ -79,7 +79,8 @@ def check_results(records: list[dict], guard: bool = True, show_hidden: bool = F
                                   "functions": list(rec.get("functions") or []), "subject": subject,
                                   "subjects": subjects, "guard": bool(meta.get("guard")),
                                   "entered": _entered(rec.get("entered")), "defer": _defer(rec.get("defer")),
-                                  "hidden": bool(meta.get("hidden")), "twin": str(meta.get("twin") or "")}))
+                                  "hidden": bool(meta.get("hidden")), "twin": str(meta.get("twin") or ""),
+                                  "grade_only": bool(meta.get("grade_only"))}))
     out = gated(out, show_hidden)
     return guarded(out) if guard else out
 
@@ -109,9 +110,10 @@ SHOW_HIDDEN = "Скрытые входы и ответ показывает пр
 def gated(checks: list[CheckResult], show_hidden: bool = False) -> list[CheckResult]:
     """The public checks, each counted only when its function also works on hidden inputs; the hidden ones left out.
 
-    A public check with hidden twins passes when they pass too; one without (a worked example, a validation)
-    passes when one of its functions passes a check on hidden inputs. One missed hidden case costs that check, not
-    the function; a submission that knows only the public answers scores nothing."""
+    A public check with hidden twins passes when they pass too; one without (a worked example, a validation, and a
+    statistical check, which even a constant answer may pass) passes when one of its functions passes an exact check
+    on hidden inputs (a twin, or a check run only in the grade). One missed hidden case costs that check, not the
+    function; a submission that knows only the public answers scores nothing."""
     hidden = [c for c in checks if c.hidden]
     if not hidden:
         return checks
@@ -120,10 +122,11 @@ def gated(checks: list[CheckResult], show_hidden: bool = False) -> list[CheckRes
     for c in hidden:
         if c.twin:
             twins.setdefault(c.name.split("[")[0] + "[" + c.twin + "]", []).append(c)
-        for f in c.subjects:
-            works[f] = works.get(f, False) or c.passed
+        if c.twin or c.grade_only:
+            for f in c.subjects:
+                works[f] = works.get(f, False) or c.passed
     for c in checks:
-        if c.hidden and not c.twin or not c.passed or c.twin:
+        if c.twin or c.grade_only or not c.passed:
             continue
         failed = [t for t in twins.get(c.name, []) if not t.passed]
         if c.name in twins:
