@@ -101,6 +101,8 @@ def read_copy(root: Path, hw_name: str) -> Copy:
             if rel in part_files and top and _is_stub(node):
                 continue  # the stubs themselves raise NotImplementedError
             where = f"{rel}:{'.'.join([*outer, node.name])}:{node.lineno}"
+            if not _answers(node) or not in_scope(rel):
+                continue
             if top and _last_top_level(tree, node):
                 copy.candidates.append(Candidate(rel, node.name, where))
             elif _liftable(source, rel, node):
@@ -114,6 +116,26 @@ def read_copy(root: Path, hw_name: str) -> Copy:
         if not (path.parent / "__init__.py").is_file():
             copy.plain.setdefault(path.stem, rel)
     return copy
+
+
+SCOPE_ENV = "HWKIT_PASTE_EVERYTHING"  # "1": the grader's own functions are candidates too (about 6x the cost)
+
+
+def in_scope(rel: str) -> bool:
+    """Whether the functions of the copy's file ``rel`` are candidates. By default every file but the grader's own
+    (grader/: the machinery of checking, which names no homework and computes no RL quantity; the release's guard
+    refuses any file holding a key function's body); with HWKIT_PASTE_EVERYTHING=1 every file (measured once: 502
+    candidates, 203 rounds, 385 s of CPU, no point scored)."""
+    return os.environ.get(SCOPE_ENV) == "1" or not rel.startswith("grader/")
+
+
+def _answers(node) -> bool:
+    """Whether a function can answer anything: it returns a value or yields (one that never does returns None, which
+    no check takes for an answer: every stub computes something)."""
+    own = [n for n in ast.walk(node) if n is node or not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                          ast.Lambda))]
+    return any(isinstance(n, ast.Return) and n.value is not None or isinstance(n, (ast.Yield, ast.YieldFrom))
+               for n in own)
 
 
 def _functions(tree: ast.Module):
