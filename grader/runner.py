@@ -138,7 +138,9 @@ def gated(checks: list[CheckResult], show_hidden: bool = False) -> list[CheckRes
         if not what:
             continue
         c.outcome, c.kind = "failed", "hidden"
-        told = [line for t in failed for line in t.message.splitlines() if line.startswith(DIAGNOSIS)][:1]
+        # a diagnosis the check itself made (a student's exception message could carry any words)
+        told = [line for t in failed if t.kind == "check" for line in t.message.splitlines()
+                if line.startswith(DIAGNOSIS)][:1]
         detail = ([f"Скрытая проверка {failed[0].name} (повторить: та же команда с ней вместо открытой):\n"
                    f"{failed[0].message}"] if show_hidden and failed else
                   told + ([] if show_hidden else [SHOW_HIDDEN]))
