@@ -103,11 +103,18 @@ def _emit(config, record: dict) -> None:
 def _meta(item) -> dict:
     title, weight, bonus, subjects = _title(item)
     marker = item.get_closest_marker("check")
-    hidden = item.get_closest_marker("inputs")
+    inputs = _inputs(item)
     return {"nodeid": item.nodeid, "name": item.name, "title": title, "weight": weight, "bonus": bonus,
-            "subjects": list(subjects), "guard": bool(marker and marker.kwargs.get("guard", False)),
-            "hidden": bool(hidden and hidden.kwargs.get("hidden")), "twin": hidden and hidden.kwargs.get("twin"),
-            "grade_only": bool(hidden and hidden.kwargs.get("grade_only"))}
+            "subjects": list(subjects), "guard": bool(marker and marker.kwargs.get("guard", False)), **inputs}
+
+
+def _inputs(item) -> dict:
+    """What a check's inputs are (grader.hidden; a check may carry several of its marks: grade_only and a case's):
+    ``hidden`` (hidden inputs: its key runs live), ``twin`` (the public case it gates), ``grade_only``."""
+    marks = [m.kwargs for m in item.iter_markers("inputs")]
+    twin = next((m["twin"] for m in marks if m.get("twin")), None)
+    return {"hidden": any(m.get("hidden") for m in marks), "twin": twin,
+            "grade_only": any(m.get("grade_only") for m in marks)}
 
 
 def _file(item) -> str:
@@ -146,8 +153,7 @@ def pytest_collection_modifyitems(session, config, items):
 
 def _grade_only(config, items) -> None:
     """On public inputs, the checks that run only in the grade (grader.hidden.grade_only) are left out and named."""
-    left = [item for item in items if item.get_closest_marker("inputs")
-            and item.get_closest_marker("inputs").kwargs.get("grade_only")]
+    left = [item for item in items if _inputs(item)["grade_only"]]
     if not left or hidden_mode(Path(str(left[0].fspath)).parent):
         return
     _emit(config, {"event": "grade-only", "items": [_meta(item) for item in left]})
@@ -305,8 +311,7 @@ def pytest_runtest_setup(item):
         random.seed(seed)
         np.random.seed(seed)
     state["check"] = (item.nodeid, _title(item)[0], seed)
-    hidden = item.get_closest_marker("inputs")
-    key.CURRENT.update(test=item.name, hidden=bool(hidden and hidden.kwargs.get("hidden")))
+    key.CURRENT.update(test=item.name, hidden=_inputs(item)["hidden"])
     for session in state["sessions"].values():
         session.begin_check(*state["check"])
 

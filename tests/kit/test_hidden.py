@@ -143,3 +143,26 @@ def test_without_namespaces_a_worker_run_as_nobody_cannot_read_the_answer_key():
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0, "nobody read the answer key"
+
+
+def test_every_function_has_an_exact_check_on_hidden_inputs(tmp_path):
+    """Only an exact check on hidden inputs (a twin, or a check run only in the grade) opens the gate of a function's
+    other checks (grader.runner.gated): a function without one would keep its worked examples ungated, which a table
+    of the public answers passes."""
+    import json
+    import subprocess
+    import sys
+
+    from grader import homeworks
+    from grader.runner import PYTEST_FLAGS
+
+    hw = homeworks.load(HW)
+    events = tmp_path / "collected.jsonl"
+    subprocess.run([sys.executable, "-m", "pytest", str(hw.tests_dir), "--collect-only", "--results-file",
+                    str(events), *PYTEST_FLAGS], cwd=str(tmp_path), capture_output=True, timeout=300,
+                   env=dict(os.environ, HWKIT_INPUTS="hidden", PYTHONPATH=str(ROOT)))
+    items = next(json.loads(line) for line in events.read_text(encoding="utf-8").splitlines()
+                 if json.loads(line).get("event") == "collected")["items"]
+    exact = {f for item in items if item["twin"] or item["grade_only"] for f in item["subjects"]}
+    graded = {f for item in items for f in item["subjects"]}
+    assert graded and graded <= exact, sorted(graded - exact)

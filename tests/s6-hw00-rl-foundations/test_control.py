@@ -270,7 +270,7 @@ def random_q(seed):
 
 @graded("ε-жадный выбор на случайных Q(s, ·) и ε: P(a) = (1 − ε)/k + ε/A у каждого из k лучших, ε/A у остальных "
         "(seed {seed})", subject="epsilon_greedy")
-@inputs("seed", [0, 1, 2])
+@inputs("seed", [0])
 def test_epsilon_greedy_random(control, seed):
     q, eps = random_q(seed)
     expected, mistakes = key.epsilon_greedy_probs(q, eps), key.epsilon_greedy_mistakes(q, eps)

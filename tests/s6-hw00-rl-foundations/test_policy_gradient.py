@@ -341,7 +341,7 @@ def test_bandit_oracle(policy_gradient, seed):
     blocks = block_answers()
     for use_baseline in (False, True):
         exp_pi, exp_var = key.bandit_oracle(use_baseline, seed, steps=steps, lr=lr)
-        candidates = key.bandit_mistakes(use_baseline, seed, steps, lr, extra=extra)
+        candidates = key.later.bandit_mistakes(use_baseline, seed, steps, lr, extra=extra)
         pi, var = check_pair(policy_gradient.reinforce_bandit(use_baseline, seed, steps=steps, lr=lr),
                              "reinforce_bandit", names=("pi", "grad_var"))
         pi_hint = var_hint = "протокол случайности и шаги — как в docstring."
