@@ -367,7 +367,7 @@ def kl_and_entropy(logits, ref_logits, mask):
 
 
 def train(n_updates=40, seed=0, batch_size=64, algo="ppo", beta=0.02, gamma=1.0, lam=0.95, lr=0.05, n_epochs=4,
-          n_minibatches=4, eps=0.2, c_v=0.5, c_e=0.01, group_size=8, vapo_alpha=None, log_every=5):
+          n_minibatches=4, eps=0.2, c_v=0.5, c_e=0.01, group_size=8, vapo_alpha=None, log_every=5, tables=None):
     """PPO (RLHF в миниатюре) на задаче toy_lm: политика стартует копией SFT-модели.
 
     Аргументы:
@@ -380,7 +380,9 @@ def train(n_updates=40, seed=0, batch_size=64, algo="ppo", beta=0.02, gamma=1.0,
         algo       — "ppo"; бонус: "grpo" — B/group_size промптов по group_size ответов, преимущество
                      grpo_advantages на все токены ответа, KL — слагаемым loss (grpo_policy_loss), без критика;
         vapo_alpha — бонус: если задано, λ каждого ответа = vapo_lambda(длина, vapo_alpha) вместо lam;
-        log_every  — печатать строку прогресса каждые log_every обновлений (0 — молчать).
+        log_every  — печатать строку прогресса каждые log_every обновлений (0 — молчать);
+        tables     — бонус («Сколько стоит KL»): None или словарь; в словарь train в конце кладёт итоговые
+                     таблицы tables["theta"] и tables["w"] (обучение от этого не меняется, history — тоже).
     Старт: theta = toy_lm.reference_theta() (копия π_ref), w — нули, Adam — init_optimizer.
 
     Порядок одного обновления (от него зависит ответ: проверка повторит первые обновления вашими же функциями
@@ -439,6 +441,8 @@ def train(n_updates=40, seed=0, batch_size=64, algo="ppo", beta=0.02, gamma=1.0,
             h = history[-1]
             print(f"обновление {update:3d}  оценка {h['score']:.3f}  KL к реф. {h['kl_ref']:.3f}  "
                   f"энтропия {h['entropy']:.3f}  clipfrac {h['clipfrac']:.3f}  approx_kl {h['approx_kl']:.4f}")
+    if tables is not None:  # бонус: итоговая политика и критик — для точной оценки политики перебором
+        tables["theta"], tables["w"] = theta, w
     return history
     # END SOLUTION
 
@@ -486,4 +490,29 @@ def vapo_lambda(lengths, alpha=0.05):
     # BEGIN SOLUTION
     lengths = np.asarray(lengths, dtype=float)
     return np.clip(1 - 1 / (alpha * lengths), 0.0, 1.0)
+    # END SOLUTION
+
+
+# ---- Бонус: сколько стоит KL --------------------------------------------------------------------
+
+def kl_optimal_policy(ref_logp, rewards, beta):
+    """БОНУС. Точный оптимум цели RLHF с KL-штрафом на всех ответах одного промпта:
+
+        J(π) = E_π[r] − β·KL(π ‖ π_ref)  достигает максимума при  π*(y) = π_ref(y)·exp(r(y)/β) / Z,
+        Z = Σ_y π_ref(y)·exp(r(y)/β),   и сам максимум  J* = β·log Z = β·log E_ref[exp(r/β)].
+
+    Аргументы:
+        ref_logp — [N], log π_ref(y) каждого из N ответов промпта (Σ_y π_ref(y) = 1);
+        rewards  — [N], оценки r(y) тех же ответов;
+        beta     — β > 0, вес KL-штрафа.
+    Возвращает (probs, mean_reward, kl): probs — [N], π*(y); mean_reward = Σ_y π*(y)·r(y) и
+    kl = KL(π* ‖ π_ref) = Σ_y π*(y)·(log π*(y) − log π_ref(y)) — два float (kl — в натах).
+    Численно устойчиво, как log_softmax: при β = 1e−4 показатели r/β доходят до 10⁴, и exp от них — inf.
+    Проверка: mean_reward − β·kl = J* = β·log E_ref[exp(r/β)].
+    """
+    # BEGIN SOLUTION
+    ref_logp, rewards = np.asarray(ref_logp, dtype=float), np.asarray(rewards, dtype=float)
+    log_probs = log_softmax(ref_logp + rewards / beta)  # log π* = log π_ref + r/β − log Z, Z — log-sum-exp
+    probs = np.exp(log_probs)
+    return probs, float(probs @ rewards), float(probs @ (log_probs - ref_logp))  # E_π*[r], KL(π* ‖ π_ref)
     # END SOLUTION

@@ -117,25 +117,37 @@ def all_answers() -> tuple[np.ndarray, np.ndarray]:
     return tokens, mask
 
 
+def answer_logp(theta, log_softmax) -> np.ndarray:
+    """log π(y | промпт) всех ответов all_answers() под политикой theta, форма [N_PROMPTS, N]: сумма log π токенов
+    ответа (до его конца включительно).
+
+    log_softmax — функция log_softmax из boss.py (ваша): log π по последней оси логитов.
+    """
+    theta = np.asarray(theta, dtype=float)
+    tokens, mask = all_answers()
+    prev = np.concatenate([np.full((len(tokens), 1), BOS), tokens[:, :-1]], axis=1)
+    t_idx = np.arange(MAX_LEN)[None, :]
+    out = np.zeros((N_PROMPTS, len(tokens)))
+    for p in range(N_PROMPTS):
+        logp = np.asarray(log_softmax(theta[p, t_idx, prev]), dtype=float)  # [N, L, V]
+        out[p] = (np.take_along_axis(logp, tokens[..., None], axis=-1)[..., 0] * mask).sum(axis=1)
+    return out
+
+
+def answer_scores() -> np.ndarray:
+    """Оценки reward model всех ответов all_answers() на каждый промпт, форма [N_PROMPTS, N]."""
+    tokens, _ = all_answers()
+    return np.array([score_batch(np.full(len(tokens), p), tokens) for p in range(N_PROMPTS)])
+
+
 def exact_stats(theta, log_softmax, ref_theta=None) -> dict:
     """Точные (перебором всех ответов) средняя оценка и KL(π ‖ π_ref) на ответ, по всем промптам поровну.
 
     log_softmax — функция log_softmax из boss.py (ваша): log π по последней оси логитов.
-    Нужна проверкам и бенчмарку, чтобы мерить политику без шума сэмплирования.
+    Нужна графикам и бенчмаркам, чтобы мерить политику без шума сэмплирования.
     """
-    theta = np.asarray(theta, dtype=float)
     ref = reference_theta() if ref_theta is None else np.asarray(ref_theta, dtype=float)
-    tokens, mask = all_answers()
-    prev = np.concatenate([np.full((len(tokens), 1), BOS), tokens[:, :-1]], axis=1)
-    t_idx = np.arange(MAX_LEN)[None, :]
-    mean_score, kl = 0.0, 0.0
-    for p in range(N_PROMPTS):
-        def seq_logp(table, p=p):
-            logp = np.asarray(log_softmax(table[p, t_idx, prev]), dtype=float)  # [N, L, V]
-            return (np.take_along_axis(logp, tokens[..., None], axis=-1)[..., 0] * mask).sum(axis=1)
-        lp, lp_ref = seq_logp(theta), seq_logp(ref)
-        prob = np.exp(lp)
-        scores = score_batch(np.full(len(tokens), p), tokens)
-        mean_score += float(prob @ scores) / N_PROMPTS
-        kl += float(prob @ (lp - lp_ref)) / N_PROMPTS
-    return {"score": mean_score, "kl_ref": kl}
+    lp, lp_ref = answer_logp(theta, log_softmax), answer_logp(ref, log_softmax)
+    prob = np.exp(lp)
+    return {"score": float((prob * answer_scores()).sum(axis=1).mean()),
+            "kl_ref": float((prob * (lp - lp_ref)).sum(axis=1).mean())}

@@ -1045,3 +1045,198 @@ def test_vapo_lambda(boss, seed):
     adv, _ = gae_pair(boss.token_gae(rewards, values, mask, gamma=1.0, lam=lam), "token_gae с λ-массивом")
     check_close(adv, expected, what="token_gae, где λ — массив [B] по ответам",
                 hint="λ[b] — своё для каждого ответа (строки батча).")
+
+
+# ---- bonus: what the KL costs -------------------------------------------------------------------------
+
+# The bonus's points: kl_optimal_policy's four checks 1 point, PPO against the optimum 2, the checks above 5 (nine
+# checks of weight 1 in the grade): weights 9/5 · 1 / 4 and 9/5 · 2.
+OPTIMUM_WEIGHT, FRONTIER_WEIGHT = 0.45, 3.6
+OPTIMUM_HINT = ("π*(y) = π_ref(y)·exp(r(y)/β) / Z, Z = Σ_y π_ref(y)·exp(r(y)/β): показатель log π_ref + r/β, затем "
+                "log-sum-exp (как в log_softmax); mean_reward = Σ π*·r, kl = Σ π*·(log π* − log π_ref).")
+HAND_REF = np.array([0.6, 0.3, 0.1])  # π_ref of three answers
+HAND_R = np.array([0.0, 1.0, 2.0])  # their rewards
+HAND_BETA = 1 / np.log(2)  # exp(r/β) = 2^r
+
+
+def kl_optimal_triple(got, what):
+    """(probs, mean_reward, kl) of kl_optimal_policy: a triple, the last two numbers."""
+    check_that(isinstance(got, (tuple, list)) and len(got) == 3,
+               what=what + " возвращает тройку (probs, mean_reward, kl)", got=type(got).__name__)
+    probs, mean, kl = got
+    for name, x in (("mean_reward", mean), ("kl", kl)):
+        check_that(np.ndim(x) == 0, what=f"{what}: {name} — одно число", got=fmt(x))
+    return as_array(probs, what + ": probs"), float(mean), float(kl)
+
+
+@graded("Бонус: оптимум с KL-штрафом на трёх ответах: π_ref = [0.6, 0.3, 0.1], r = [0, 1, 2], β = 1/ln 2 → "
+        "π* = [0.375, 0.375, 0.25]; и те же ответы с оценками, сдвинутыми на 2000", bonus=True,
+        subject="kl_optimal_policy", weight=OPTIMUM_WEIGHT)
+def test_kl_optimal_policy_hand_made(boss):
+    """exp(r/β) = 2^r = [1, 2, 4]: π_ref·2^r = [0.6, 0.6, 0.4], Z = 1.6 → π* = [0.375, 0.375, 0.25];
+    mean_reward = 0.375 + 2·0.25 = 0.875; kl = 0.375·ln(0.375/0.6) + 0.375·ln(0.375/0.3) + 0.25·ln(0.25/0.1)
+    = 0.136500; J* = β·ln Z = log₂ 1.6 = 0.678072 = 0.875 − β·0.136500.
+    Сдвиг всех оценок на 2000 не меняет π* и kl, а mean_reward растёт на 2000 (показатели r/β ≈ 2886: exp — inf)."""
+    ref_logp = np.log(HAND_REF)
+    mistakes = key.kl_optimal_mistakes(ref_logp, HAND_R, HAND_BETA)
+    given = [ref_logp.copy(), HAND_R.copy()]
+    probs, mean, kl = kl_optimal_triple(boss.kl_optimal_policy(*given, HAND_BETA), "kl_optimal_policy")
+    check_unchanged(ref_logp, given[0], name="ref_logp", function="kl_optimal_policy")
+    check_unchanged(HAND_R, given[1], name="rewards", function="kl_optimal_policy")
+    check_close(probs, [0.375, 0.375, 0.25], atol=1e-9, what="π* трёх ответов (расчёт — в docstring проверки в "
+                "tests/s6-hw00-rl-foundations/test_boss.py)", hint=OPTIMUM_HINT, mistakes=mistakes["probs"])
+    check_float(mean, 0.875, atol=1e-9, what="mean_reward = Σ π*·r", hint=OPTIMUM_HINT,
+                mistakes=mistakes["mean_reward"])
+    check_float(kl, 0.13650015374421662, atol=1e-9, what="kl = KL(π* ‖ π_ref)", hint=OPTIMUM_HINT,
+                mistakes=mistakes["kl"])
+    with np.errstate(all="ignore"):
+        probs, mean, kl = kl_optimal_triple(boss.kl_optimal_policy(ref_logp, HAND_R + 2000.0, HAND_BETA),
+                                            "kl_optimal_policy")
+    hint = ("показатели log π_ref + r/β здесь ≈ 2886, exp от них — inf: вычтите максимум показателя перед exp "
+            "(log-sum-exp, как в log_softmax) — π* от этого не меняется.")
+    check_close(probs, [0.375, 0.375, 0.25], atol=1e-9, what="π* тех же ответов с оценками r + 2000", hint=hint)
+    check_float(mean, 2000.875, atol=1e-6, what="mean_reward с оценками r + 2000", hint=hint)
+    check_float(kl, 0.13650015374421662, atol=1e-9, what="kl с оценками r + 2000: π* тот же", hint=hint)
+
+
+def _optimum_case(seed):
+    """One prompt's answers: π_ref from a Dirichlet draw, rewards uniform on [0, 1), β log-uniform on [0.05, 2];
+    drawn again while the best reward leads the next by less than 0.02 (at β = 1e−4 the best answer then holds all
+    the mass but exp(−200)·π_ref ratios)."""
+    rng = np.random.default_rng(seed)
+    while True:
+        n = int(rng.integers(5, 40))
+        ref_logp = np.log(rng.dirichlet(np.ones(n)))
+        rewards = rng.random(n)
+        beta = float(np.exp(rng.uniform(np.log(0.05), np.log(2.0))))
+        top = np.sort(rewards)[-2:]
+        if top[1] - top[0] >= 0.02 and ref_logp.min() > -30:
+            return ref_logp, rewards, beta
+
+
+@graded("Бонус: оптимум с KL-штрафом на случайных ответах против точного расчёта и тождество "
+        "J* = mean_reward − β·kl = β·log E_ref[exp(r/β)] (seed {seed})", bonus=True, subject="kl_optimal_policy",
+        weight=OPTIMUM_WEIGHT)
+@inputs("seed", [0, 1])
+def test_kl_optimal_policy_random(boss, seed):
+    ref_logp, rewards, beta = _optimum_case(170 + seed)
+    expected = key.kl_optimal_oracle(ref_logp, rewards, beta)
+    mistakes = key.kl_optimal_mistakes(ref_logp, rewards, beta)
+    given = [ref_logp.copy(), rewards.copy()]
+    probs, mean, kl = kl_optimal_triple(boss.kl_optimal_policy(*given, beta), "kl_optimal_policy")
+    check_unchanged(ref_logp, given[0], name="ref_logp", function="kl_optimal_policy")
+    check_unchanged(rewards, given[1], name="rewards", function="kl_optimal_policy")
+    what = f"{len(rewards)} ответов, β = {beta:.3f}"
+    check_close(probs, expected["probs"], atol=1e-9, what=f"π* ({what})", hint=OPTIMUM_HINT,
+                mistakes=mistakes["probs"])
+    check_float(mean, expected["mean_reward"], atol=1e-9, what=f"mean_reward = Σ π*·r ({what})", hint=OPTIMUM_HINT,
+                mistakes=mistakes["mean_reward"])
+    check_float(kl, expected["kl"], atol=1e-9, what=f"kl = KL(π* ‖ π_ref) ({what})", hint=OPTIMUM_HINT,
+                mistakes=mistakes["kl"])
+    check_float(mean - beta * kl, expected["J"], atol=1e-9,
+                what=f"mean_reward − β·kl = J* = β·log E_ref[exp(r/β)] ({what})",
+                hint="в оптимуме J* = E_π*[r] − β·KL(π* ‖ π_ref) = β·log Z: mean_reward и kl должны быть "
+                     "посчитаны по одному и тому же π*.")
+
+
+@graded("Бонус: пределы оптимума с KL-штрафом: β = 1e−4 — вся масса на лучшем ответе, β = 1e6 — π* = π_ref (seed "
+        "{seed})", bonus=True, subject="kl_optimal_policy", weight=OPTIMUM_WEIGHT)
+@inputs("seed", [0])
+def test_kl_optimal_policy_limits(boss, seed):
+    ref_logp, rewards, _ = _optimum_case(190 + seed)
+    limits = key.kl_optimal_limits(ref_logp, rewards)
+    with np.errstate(all="ignore"):
+        probs, mean, kl = kl_optimal_triple(boss.kl_optimal_policy(ref_logp.copy(), rewards.copy(), 1e-4),
+                                            "kl_optimal_policy")
+    hint = ("при β → 0 штраф ничего не стоит: π* — вся масса на ответе с наибольшей оценкой, kl = −log π_ref(этого "
+            "ответа). Показатели r/β здесь до 10⁴: без вычитания максимума (log-sum-exp) exp даёт inf и NaN.")
+    check_close(probs, limits["greedy_probs"], atol=1e-9, what=f"π* при β = 1e−4 ({len(rewards)} ответов)",
+                hint=hint)
+    check_float(mean, limits["greedy_mean"], atol=1e-9, what="mean_reward при β = 1e−4: лучшая оценка", hint=hint)
+    check_float(kl, limits["greedy_kl"], atol=1e-6, what="kl при β = 1e−4: −log π_ref лучшего ответа", hint=hint)
+    probs, mean, kl = kl_optimal_triple(boss.kl_optimal_policy(ref_logp.copy(), rewards.copy(), 1e6),
+                                        "kl_optimal_policy")
+    hint = "при β → ∞ штраф перевешивает любую оценку: π* = π_ref, mean_reward = E_ref[r], kl = 0."
+    check_close(probs, limits["ref_probs"], atol=1e-6, what="π* при β = 1e6: π_ref", hint=hint)
+    check_float(mean, limits["ref_mean"], atol=1e-6, what="mean_reward при β = 1e6: E_ref[r]", hint=hint)
+    check_float(kl, 0.0, atol=1e-9, what="kl при β = 1e6", hint=hint)
+
+
+FRONTIER_BETA = 0.1
+FRONTIER_RUNS = 9  # train(beta=0.1) on the seeds seed … seed + 8: their medians are judged
+FRONTIER_KL = (3.5, 3.97)  # the median KL(π ‖ π_ref) of the final policies, nats per answer (the optimum's: 3.77)
+FRONTIER_J = 0.95  # the median J of the final policies, as a share of J*
+TABLES_HINT = ("передайте в train словарь tables и в конце обучения положите в него итоговые таблицы: "
+               "tables[\"theta\"] — политика, tables[\"w\"] — критик после последнего обновления (те, что вернул "
+               "последний ppo_update), как в docstring train.")
+FRONTIER_HINT = ("KL-штраф −β·(log π − log π_ref) — в наградах каждого токена (token_rewards с β из аргумента train): "
+                 "с ним PPO при β = 0.1 приходит к KL ≈ 3.8 — как у оптимума π* (3.77). Для ориентира, медианы по 9 "
+                 "запускам: эталон — KL ≈ 3.8 и J ≈ 0.97·J*; без KL-штрафа (β не доходит до наград) — KL ≈ 5.0; с "
+                 "половиной β (β/2) — ≈ 4.9; KL-штраф за ответ целиком, −β·Σ_t (log π − log π_ref) одним числом на "
+                 "последнем токене, а не на каждом токене, — KL ≈ 4.05.")
+
+
+@graded("Бонус: сколько стоит KL — итоговые политики train(beta=0.1, tables=...), оценённые перебором всех ответов, "
+        "против точного оптимума π*: медиана по 9 запускам — KL от 3.5 до 3.97 ната (у π* 3.77), J ≥ 0.95·J* (seed "
+        "{seed})", bonus=True, subject="train", weight=FRONTIER_WEIGHT)
+@grade_only
+@inputs("seed", [0], behaviour=True)
+def test_train_kl_frontier(boss, lm, seed):
+    """Judged on what the kit observes, never on the history train reports about itself: the final tables train hands
+    back (tables=...), evaluated exactly by enumerating every answer of every prompt (score, KL(π ‖ π_ref) per answer,
+    J = score − β·KL), against the optimum π* ∝ π_ref·exp(r/β). The tables are tied to the training first: those of
+    train(n_updates=3, seed, **TRAIN_REPLAY) must be the tables the same 3 updates give when made of the module's own
+    pieces (as test_train_replay replays the history). Only in the grade: the evaluation of the student's own policy
+    is the instructor's. Bounds measured over 1000 seeds of the reference and 400 of the loop-heavy variant (the task
+    README gives the figures and the chance that correct code fails)."""
+    ref, (tokens, mask), scores = lm.reference_theta(), lm.all_answers(), lm.answer_scores()
+    optimum = key.kl_frontier(ref, tokens, mask, scores, FRONTIER_BETA, lm.BOS)
+    expected = key.train_tables(boss, lm, 3, seed, **TRAIN_REPLAY)
+    runs = []
+    for run_seed in range(seed, seed + FRONTIER_RUNS):
+        tables = {}
+        _history(boss, seed=run_seed, beta=FRONTIER_BETA, tables=tables)
+        check_that(isinstance(tables, dict) and "theta" in tables,
+                   what=f"train(seed={run_seed}, beta=0.1, tables={{}}) кладёт в словарь tables итоговую таблицу "
+                        "«theta»",
+                   got="ключи: " + ", ".join(map(str, tables)) if isinstance(tables, dict) else type(tables).__name__,
+                   hint=TABLES_HINT)
+        theta = as_array(tables["theta"], "tables['theta']")
+        check_that(theta.shape == ref.shape and bool(np.all(np.isfinite(theta))),
+                   what=f"tables['theta'] после train(seed={run_seed}, beta=0.1): конечная таблица логитов формы "
+                        f"{ref.shape}",
+                   got=str(theta.shape), hint=TABLES_HINT)
+        runs.append(key.policy_stats(theta, ref, tokens, mask, scores, FRONTIER_BETA, lm.BOS))
+    kl, j = (float(np.median([r[k] for r in runs])) for k in ("kl", "J"))
+    each = ("; по запускам: KL " + ", ".join(f"{r['kl']:.2f}" for r in runs)
+            + "; оценка " + ", ".join(f"{r['score']:.3f}" for r in runs))
+    low, high = FRONTIER_KL
+    check_that(low <= kl <= high,
+               what=f"медиана KL(π ‖ π_ref) итоговых политик train(beta=0.1), seed {seed}…{seed + FRONTIER_RUNS - 1} "
+                    "(точно, перебором всех ответов)",
+               expected=f"от {low} до {high} ната (у оптимума π*: {optimum['kl']:.2f})", got=f"{kl:.2f}{each}",
+               hint=FRONTIER_HINT)
+    check_that(j >= FRONTIER_J * optimum["J"],
+               what="медиана J = оценка − β·KL итоговых политик train(beta=0.1) (точно, перебором всех ответов)",
+               expected=f"≥ {FRONTIER_J}·J* = {FRONTIER_J * optimum['J']:.3f} (J* = {optimum['J']:.3f}, оценка π* "
+                        f"{optimum['score']:.3f})",
+               got=f"{j:.3f} = {j / optimum['J']:.3f}·J*{each}",
+               hint="PPO с KL-штрафом максимизирует J = E[оценка] − β·KL; эталон приходит к ≈ 0.97·J*. Если KL в "
+                    "норме, а J мал, политика учится хуже эталона: проверки ppo_update и train выше точнее.")
+    # the tables judged above are the training's own: those of a short run are the replay's
+    tables = {}
+    history = _history(boss, n_updates=3, seed=seed, tables=tables, **TRAIN_REPLAY)
+    run = f"train(n_updates=3, seed={seed}, batch_size=32, beta=0.05, ...)"
+    check_that(isinstance(tables, dict) and "theta" in tables and "w" in tables,
+               what=f"{run} кладёт в словарь tables итоговые таблицы «theta» и «w»",
+               got="ключи: " + ", ".join(map(str, tables)) if isinstance(tables, dict) else type(tables).__name__,
+               hint=TABLES_HINT)
+    rows = history_rows(history)
+    if rows.shape == expected["rows"].shape and np.allclose(rows, expected["rows"], atol=1e-8, rtol=1e-6):
+        hint = TABLES_HINT + " History этих 3 обновлений совпала с их повтором вашими же функциями, а таблицы — нет."
+    else:
+        hint = ("history этих 3 обновлений не совпадает с их повтором вашими же функциями по шагам docstring train, "
+                "поэтому не совпадают и таблицы: сначала добейтесь проверки «train по шагам docstring».")
+    check_table(tables["theta"], expected["theta"], atol=1e-8, what=f"{run}: таблица политики tables['theta']",
+                hint=hint)
+    check_table(tables["w"], expected["w"], atol=1e-8, what=f"{run}: таблица критика tables['w']", hint=hint)

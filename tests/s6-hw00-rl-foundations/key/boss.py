@@ -560,12 +560,24 @@ def entropy_of(logits):
 REPLAY_KEYS = ("score", "kl_ref", "entropy", "clipfrac", "approx_kl", "value_loss", "n_answers")
 
 
-def train_replay(boss, lm, n_updates, seed, *, batch_size, beta, gamma=1.0, lam=0.95, lr=0.05, n_epochs=4,
-                 n_minibatches=4, eps=0.2, c_v=0.5, c_e=0.01, algo="ppo", group_size=8, zero_start=False, keep_w=True,
-                 keep_opt=True, monitor_after=False, tile=False, adv_on_last=False, n_answers="total"):
+def train_replay(boss, lm, n_updates, seed, **settings):
     """Replays train() step by step with the student's own functions, in the order its docstring states, and returns
     the rows [n_updates, len(REPLAY_KEYS)] its history must hold. Only train's own plumbing is judged: a wrong piece
     is the same wrong piece in both. The keywords replay train's typical mistakes, to name them."""
+    return _train_run(boss, lm, n_updates, seed, **settings)[0]
+
+
+def train_tables(boss, lm, n_updates, seed, **settings):
+    """The final tables {"theta", "w"} of the same replay: what train(..., tables={}) must hand back; and its
+    history's rows ("rows"), to tell a table handed back wrong from a training wired wrong."""
+    rows, theta, w = _train_run(boss, lm, n_updates, seed, **settings)
+    return {"theta": theta, "w": w, "rows": rows}
+
+
+def _train_run(boss, lm, n_updates, seed, *, batch_size, beta, gamma=1.0, lam=0.95, lr=0.05, n_epochs=4,
+               n_minibatches=4, eps=0.2, c_v=0.5, c_e=0.01, algo="ppo", group_size=8, zero_start=False, keep_w=True,
+               keep_opt=True, monitor_after=False, tile=False, adv_on_last=False, n_answers="total",
+               penalty_on_answer=False):
     rng = np.random.default_rng(seed)
     ref = lm.reference_theta()
     theta = np.zeros_like(ref) if zero_start else ref.copy()
@@ -592,7 +604,11 @@ def train_replay(boss, lm, n_updates, seed, *, batch_size, beta, gamma=1.0, lam=
             batch["adv"], batch["returns"] = adv, np.zeros_like(mask)
             more = {"algo": "grpo", "beta": beta}
         else:
-            rewards = boss.token_rewards(scores, batch["logp"], batch["ref_logp"], mask, beta)
+            if penalty_on_answer:  # the penalty of the whole answer, one number on its last token
+                penalty = beta * ((batch["logp"] - batch["ref_logp"]) * mask).sum(axis=1)
+                rewards = boss.token_rewards(scores - penalty, batch["logp"], batch["ref_logp"], mask, 0.0)
+            else:
+                rewards = boss.token_rewards(scores, batch["logp"], batch["ref_logp"], mask, beta)
             batch["adv"], batch["returns"] = (np.asarray(x) for x in boss.token_gae(rewards, batch["values"], mask,
                                                                                      gamma, lam))
             more = {}
@@ -609,7 +625,7 @@ def train_replay(boss, lm, n_updates, seed, *, batch_size, beta, gamma=1.0, lam=
         opt = new_opt if keep_opt else fresh()
         rows.append([scores.mean(), kl_ref, entropy, stats["clipfrac"], stats["approx_kl"], stats["value_loss"],
                      (update if n_answers == "total" else 1) * len(prompts)])
-    return np.array(rows, float)
+    return np.array(rows, float), theta, w
 
 
 TRAIN_DEFAULTS = dict(batch_size=64, beta=0.02, gamma=1.0, lam=0.95, lr=0.05, n_epochs=4, n_minibatches=4, eps=0.2,
@@ -629,6 +645,9 @@ def train_mistakes(boss, lm, n_updates, seed, settings):
            "kl_ref и entropy посчитаны после ppo_update, по новой политике, а не до обновления":
                run(monitor_after=True),
            "β не доходит до token_rewards (β = 0)": run(beta=0.0),
+           "KL-штраф вдвое слабее: в token_rewards передана половина β": run(beta=settings["beta"] / 2),
+           "KL-штраф начислен за ответ целиком: −β·Σ_t (log π − log π_ref) одним числом на последнем токене, а не на "
+           "каждом токене": run(penalty_on_answer=True),
            "γ и λ не переданы в token_gae (γ = 1, λ = 0.95 по умолчанию)": run(gamma=1.0, lam=0.95),
            N_ANSWERS: run(n_answers="per_update")}
     names = {"batch_size": "batch_size не используется: в батче 64 ответа",
@@ -686,3 +705,93 @@ def grpo_loss_fd(logits, actions, logp_old, ref_logp, adv, mask, eps, beta):
 
 def vapo_lambda_oracle(lengths, alpha):
     return np.array([min(1.0, max(0.0, 1 - 1 / (alpha * float(n)))) for n in np.ravel(lengths)])
+
+
+# ---- bonus: what the KL costs (the exact optimum of the KL-regularized objective) ---------------------------
+
+
+def _optimum(ref_logp, rewards, beta):
+    """(π*, E_π*[r], KL(π* ‖ π_ref), J*) of one prompt: log π* = log π_ref + r/β − log Z, log Z by the shift of the
+    largest exponent, answer by answer."""
+    ref_logp, rewards = np.asarray(ref_logp, float), np.asarray(rewards, float)
+    z = [lq + r / beta for lq, r in zip(ref_logp, rewards)]
+    top = max(z)
+    log_z = top + math.log(math.fsum(math.exp(x - top) for x in z))
+    log_p = np.array([x - log_z for x in z])
+    probs = np.exp(log_p)
+    mean = math.fsum(p * r for p, r in zip(probs, rewards))
+    kl = math.fsum(p * (lp - lq) for p, lp, lq in zip(probs, log_p, ref_logp))
+    return probs, mean, kl, beta * log_z
+
+
+def kl_optimal_oracle(ref_logp, rewards, beta):
+    """What kl_optimal_policy returns, and J* = β·log E_ref[exp(r/β)]: {"probs", "mean_reward", "kl", "J"}."""
+    probs, mean, kl, j = _optimum(ref_logp, rewards, beta)
+    return {"probs": probs, "mean_reward": mean, "kl": kl, "J": j}
+
+
+def kl_optimal_mistakes(ref_logp, rewards, beta):
+    """The (probs, mean_reward, kl) typical wrong optima give, by name, each output on its own."""
+    ref_logp, rewards = np.asarray(ref_logp, float), np.asarray(rewards, float)
+
+    def as_policy(probs):  # its E[r] and KL(· ‖ π_ref) under the true rewards and reference
+        probs = np.asarray(probs, float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            kl = float(np.sum(np.where(probs > 0, probs * (np.log(probs) - ref_logp), 0.0)))
+        return probs, float(probs @ rewards), kl
+
+    variants = {
+        "знак в показателе перевёрнут: π_ref·exp(−r/β) вместо π_ref·exp(r/β)": _optimum(ref_logp, -rewards, beta)[0],
+        "β умножает оценку, а не делит её: π_ref·exp(β·r) вместо π_ref·exp(r/β)": _optimum(ref_logp, rewards,
+                                                                                         1 / beta)[0],
+        "нормировка без весов π_ref: π* ∝ exp(r/β), а не π_ref·exp(r/β)": _optimum(0 * ref_logp, rewards, beta)[0]}
+    out = {"probs": {}, "mean_reward": {}, "kl": {}}
+    for name, probs in variants.items():
+        for key, value in zip(("probs", "mean_reward", "kl"), as_policy(probs)):
+            out[key][name] = value
+    right = _optimum(ref_logp, rewards, beta)[0]
+    with np.errstate(divide="ignore"):
+        out["kl"]["KL с переставленными аргументами: KL(π_ref ‖ π*) вместо KL(π* ‖ π_ref)"] = \
+            float(np.sum(np.exp(ref_logp) * (ref_logp - np.log(right))))
+    return out
+
+
+def kl_optimal_limits(ref_logp, rewards):
+    """The limits of π*: β → 0 puts all the mass on the best answer (one, in the checks' inputs), β → ∞ leaves π_ref."""
+    ref_logp, rewards = np.asarray(ref_logp, float), np.asarray(rewards, float)
+    best = int(np.argmax(rewards))
+    greedy = np.zeros(len(rewards))
+    greedy[best] = 1.0
+    ref = np.exp(ref_logp)
+    return {"greedy_probs": greedy, "greedy_mean": float(rewards[best]), "greedy_kl": float(-ref_logp[best]),
+            "ref_probs": ref, "ref_mean": float(ref @ rewards)}
+
+
+def _answer_logp(theta, tokens, mask, bos):
+    """log π(y | p) of every enumerated answer y under the table theta, [P, N]: the table's log-probabilities
+    computed once per state, then gathered token by token."""
+    theta, tokens, mask = np.asarray(theta, float), np.asarray(tokens, int), np.asarray(mask, float)
+    table = log_softmax_oracle(theta)  # [P, L, N_PREV, V]
+    prev = np.concatenate([np.full((len(tokens), 1), bos), tokens[:, :-1]], axis=1)
+    out = np.zeros((theta.shape[0], len(tokens)))
+    for t in range(tokens.shape[1]):
+        out += table[:, t, prev[:, t], tokens[:, t]] * mask[None, :, t]
+    return out
+
+
+def policy_stats(theta, ref_theta, tokens, mask, scores, beta, bos):
+    """The exact score, KL(π ‖ π_ref) per answer and J = score − β·KL of the policy theta (every prompt weighs the
+    same), by enumerating every answer: what the kit observes of a trained policy."""
+    lp, lq = _answer_logp(theta, tokens, mask, bos), _answer_logp(ref_theta, tokens, mask, bos)
+    probs = np.exp(lp)
+    score = float(np.mean(np.sum(probs * np.asarray(scores, float), axis=1)))
+    kl = float(np.mean(np.sum(probs * (lp - lq), axis=1)))
+    return {"score": score, "kl": kl, "J": score - beta * kl}
+
+
+def kl_frontier(ref_theta, tokens, mask, scores, beta, bos):
+    """The optimum π* at β over every prompt (averaged as policy_stats averages): {"score", "kl", "J"}."""
+    lq = _answer_logp(ref_theta, tokens, mask, bos)
+    points = [_optimum(lq[p], np.asarray(scores, float)[p], beta)[1:] for p in range(len(lq))]
+    score, kl, j = (float(np.mean(x)) for x in zip(*points))
+    return {"score": score, "kl": kl, "J": j}

@@ -8,7 +8,7 @@ import toy_lm
 
 
 def train(n_updates=40, seed=0, batch_size=64, algo="ppo", beta=0.02, gamma=1.0, lam=0.95, lr=0.05, n_epochs=4,
-          n_minibatches=4, eps=0.2, c_v=0.5, c_e=0.01, group_size=8, vapo_alpha=None, log_every=5):
+          n_minibatches=4, eps=0.2, c_v=0.5, c_e=0.01, group_size=8, vapo_alpha=None, log_every=5, tables=None):
     rng = np.random.default_rng(seed)
     ref_theta = toy_lm.reference_theta()
     theta = ref_theta.copy()  # политика стартует копией SFT-модели π_ref
@@ -46,6 +46,8 @@ def train(n_updates=40, seed=0, batch_size=64, algo="ppo", beta=0.02, gamma=1.0,
             h = history[-1]
             print(f"обновление {update:3d}  оценка {h['score']:.3f}  KL к реф. {h['kl_ref']:.3f}  "
                   f"энтропия {h['entropy']:.3f}  clipfrac {h['clipfrac']:.3f}  approx_kl {h['approx_kl']:.4f}")
+    if tables is not None:
+        tables["theta"], tables["w"] = theta, w
     return history
 
 

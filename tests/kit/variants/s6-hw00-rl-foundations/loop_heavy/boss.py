@@ -412,7 +412,7 @@ def kl_and_entropy(logits, ref_logits, mask):
 
 
 def train(n_updates=40, seed=0, batch_size=64, algo="ppo", beta=0.02, gamma=1.0, lam=0.95, lr=0.05, n_epochs=4,
-          n_minibatches=4, eps=0.2, c_v=0.5, c_e=0.01, group_size=8, vapo_alpha=None, log_every=5):
+          n_minibatches=4, eps=0.2, c_v=0.5, c_e=0.01, group_size=8, vapo_alpha=None, log_every=5, tables=None):
     rng = np.random.default_rng(seed)
     ref_theta = toy_lm.reference_theta()
     theta = ref_theta.copy()
@@ -470,6 +470,9 @@ def train(n_updates=40, seed=0, batch_size=64, algo="ppo", beta=0.02, gamma=1.0,
         if log_every and (update == 1 or update % log_every == 0):
             print("обновление %3d  оценка %.3f  KL к реф. %.3f  энтропия %.3f  clipfrac %.3f  approx_kl %.4f"
                   % (update, row["score"], kl_ref, entropy, row["clipfrac"], row["approx_kl"]))
+    if tables is not None:
+        tables["theta"] = np.array(theta, dtype=float)
+        tables["w"] = np.array(w, dtype=float)
     return history
 
 
@@ -537,3 +540,23 @@ def vapo_lambda(lengths, alpha=0.05):
         else:
             out.append(_clip(1.0 - 1.0 / (alpha * length), 0.0, 1.0))
     return np.array(out).reshape(arr.shape)
+
+
+def kl_optimal_policy(ref_logp, rewards, beta):
+    exponents = []
+    for lq, r in zip(np.asarray(ref_logp, dtype=float).tolist(), np.asarray(rewards, dtype=float).tolist()):
+        exponents.append(lq + r / beta)
+    top = max(exponents)
+    total = 0.0
+    for x in exponents:
+        total += math.exp(x - top)
+    log_z = top + math.log(total)
+    probs, mean_reward, kl = [], 0.0, 0.0
+    for x, lq, r in zip(exponents, np.asarray(ref_logp, dtype=float).tolist(),
+                        np.asarray(rewards, dtype=float).tolist()):
+        log_p = x - log_z
+        p = math.exp(log_p)
+        probs.append(p)
+        mean_reward += p * r
+        kl += p * (log_p - lq)
+    return np.array(probs), float(mean_reward), float(kl)
