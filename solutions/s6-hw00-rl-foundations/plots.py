@@ -252,3 +252,67 @@ def monitoring(history_or_train, **train_kwargs) -> None:
         for ax in axes:
             ax.set_xlabel("обновление")
         _show(plt, fig)
+
+
+# ---- boss (bonus): what the KL costs — the exact frontier and the student's PPO ---------------------------
+
+def kl_frontier(train, kl_optimal_policy, log_softmax, ppo_betas=(0.02, 0.1, 0.2, 0.3, 1.0), seed=0) -> None:
+    """«Сколько стоит KL»: точная граница «оценка — KL» (оптимумы π* при разных β, перебором всех ответов
+    toy_lm) и точки вашего PPO — итоговые политики train(beta=β, tables=...) при тех же β, тоже оценённые перебором.
+
+    Граница строится вашей kl_optimal_policy (по каждому промпту, затем среднее по промптам), log π_ref и log π
+    ответов — вашей log_softmax (toy_lm.answer_logp); SFT-модель — точка с KL = 0.
+    """
+    import toy_lm
+
+    plt = _pyplot()
+    if plt is None:
+        return
+    with _drawing("сколько стоит KL", plt):
+        ref_logp = toy_lm.answer_logp(toy_lm.reference_theta(), log_softmax)  # [промпт, ответ]
+        scores = toy_lm.answer_scores()
+
+        def optimum(beta):  # (оценка, KL, J*) оптимума π*, среднее по промптам
+            out = [kl_optimal_policy(ref_logp[p], scores[p], beta)[1:] for p in range(toy_lm.N_PROMPTS)]
+            score, kl = (float(np.mean(x)) for x in zip(*out))
+            return score, kl, score - beta * kl
+
+        grid = np.exp(np.linspace(np.log(0.01), np.log(5.0), 60))
+        curve = np.array([optimum(b)[:2] for b in grid])
+        sft = toy_lm.exact_stats(toy_lm.reference_theta(), log_softmax)
+        points = []
+        for beta in ppo_betas:
+            tables = {}
+            kwargs = {"log_every": 0} if "log_every" in inspect.signature(train).parameters else {}
+            train(seed=seed, beta=beta, tables=tables, **kwargs)
+            if "theta" not in tables:
+                print("train не положил итоговую таблицу в tables['theta']: точек PPO не будет (см. docstring train).")
+                break
+            stats = toy_lm.exact_stats(tables["theta"], log_softmax)
+            points.append((beta, stats["score"], stats["kl_ref"], *optimum(beta)))
+        fig, ax = plt.subplots(figsize=(7.5, 4.8))
+        ax.plot(curve[:, 1], curve[:, 0], color="tab:blue", label="оптимум π* ∝ π_ref·exp(r/β)")
+        for beta, _, _, score_opt, kl_opt, _ in points:
+            ax.plot(kl_opt, score_opt, "o", color="tab:blue")
+            left = kl_opt > 0.3  # near KL = 0 the label goes to the right of its point, inside the axes
+            ax.annotate(f"β = {beta:g}", (kl_opt, score_opt), textcoords="offset points",
+                        xytext=(-8, 6) if left else (8, -3), ha="right" if left else "left", fontsize=8,
+                        color="tab:blue")
+        for _, score, kl, score_opt, kl_opt, _ in points:  # the gap: PPO and the optimum at the same β
+            ax.plot([kl_opt, kl], [score_opt, score], ":", color="gray", linewidth=1)
+        if points:
+            ax.plot([p[2] for p in points], [p[1] for p in points], "s", color="tab:red",
+                    label=f"ваш PPO: train(beta=β, seed={seed}), 40 обновлений")
+        ax.plot(0.0, sft["score"], "*", color="black", markersize=12, label="SFT-модель π_ref (KL = 0)")
+        ax.set_xlabel("KL(π ‖ π_ref) на ответ, нат")
+        ax.set_ylabel("средняя оценка ответа")
+        ax.set_title("Сколько стоит KL: оценка против расстояния до SFT-модели")
+        ax.legend(loc="lower right", fontsize=8)
+        ax.grid(alpha=0.3)
+        _show(plt, fig)
+        for beta, score, kl, score_opt, kl_opt, j_opt in points:
+            j = score - beta * kl
+            print(f"β = {beta:<5g} PPO: оценка {score:.3f}, KL {kl:.2f}, J = {j:.3f};  "
+                  f"оптимум: оценка {score_opt:.3f}, KL {kl_opt:.2f}, J* = {j_opt:.3f};  J/J* = {j / j_opt:.2f}")
+        print("Разрыв между точкой PPO и точкой оптимума с тем же β — недоработка оптимизатора (шум сэмплирования, "
+              "40 обновлений, энтропийный бонус), а не цели: сама цель E[r] − β·KL при этом β не даёт лучше, чем π*.")
