@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 
 from grader import escape
-from grader.report import told, totals
+from grader.report import diagnoses, told, totals
 from grader.results import PartResult
 
 _UNIT = 10_000  # check points are written with 4 decimals
@@ -44,8 +44,9 @@ def gradescope(results: list[PartResult], seconds: float) -> dict:
     """Gradescope's results.json: score (bonus included), execution_time (whole seconds), one entry per check
     (its share of the part's points, Markdown output, visibility) and a summary in ``output``.
     ``extra_data`` holds the graded parts and the notes of each part (a notebook's cells that failed), so
-    :func:`set_visibility` can rewrite the summary from this dict alone."""
-    tests = []
+    :func:`set_visibility` can rewrite the summary from this dict alone, and ``mistakes``: the typical mistakes the
+    tests' outputs name (their diagnosis lines, as printed; grader.report_class builds the class report from them)."""
+    tests, mistakes = [], []
     for r in results:
         if r.error:
             tests.append({"name": f"[{r.part.id}] часть не проверена", "score": 0.0, "max_score": r.part.points,
@@ -57,6 +58,9 @@ def gradescope(results: list[PartResult], seconds: float) -> dict:
             # a hint that sends the student to another check first: kept when that one failed, listed above
             message = told(c, r.checks[:i], [], None).message
             output = "Пройдено." if c.passed else escape.code_block(message.strip() or "проверка не прошла")
+            if not c.passed:  # the very text of the output: a mistake is counted where the student reads it
+                mistakes += [{"part": r.part.id, "check": c.name, "function": c.subject, "title": c.title,
+                              "text": line} for line in diagnoses(message)]
             tests.append({"name": f"[{r.part.id}] {c.title}", "score": round(score, 4), "max_score": round(worth, 4),
                           "status": "passed" if c.passed else "failed", "output": output, "output_format": "md",
                           "visibility": "visible",
@@ -69,7 +73,7 @@ def gradescope(results: list[PartResult], seconds: float) -> dict:
                                       "bonus_points": r.part.bonus_points} for r in results],
                            "notes": {r.part.id: list(r.notes) for r in results if r.notes},
                            "confinement": "; ".join(sorted({r.confinement for r in results if r.confinement})),
-                           **provenance(results)}}
+                           "mistakes": mistakes, **provenance(results)}}
     data["output"] = summary(data)
     return data
 

@@ -517,7 +517,8 @@ def _not_graded(hw: Homework, graded: list[str], message: str) -> dict:
                        "visibility": "visible",
                        "extra_data": {"part": p.id, "check": "", "kind": "error", "bonus": False}} for p in parts],
             "extra_data": {"parts": [{"id": p.id, "title": p.title, "points": p.points,
-                                      "bonus_points": p.bonus_points} for p in parts], "notes": {}}}
+                                      "bonus_points": p.bonus_points} for p in parts], "notes": {},
+                           "mistakes": []}}
 
 
 def load_config(kit: Path = ROOT) -> dict:

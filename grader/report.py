@@ -42,7 +42,8 @@ VERBOSE_NOTE = "Подробности (вызов с неверным отве�
 
 def scoreboard(hw: Homework, results: list[PartResult], source: str, rerun_prefix: str, verbose: bool = False,
                partial: bool | Collection[str] = False, whole: Mapping[str, list[dict]] | None = None,
-               files: str | None = None, first_run: bool = True, reference: bool = False) -> str:
+               files: str | None = None, first_run: bool = True, reference: bool = False,
+               shown: list[dict] | None = None) -> str:
     """The scoreboard and the feedback, as the student reads it.
 
     ``partial``: True, or the ids of the parts of which only some checks ran (``part::test_x``): their rows show
@@ -77,7 +78,7 @@ def scoreboard(hw: Homework, results: list[PartResult], source: str, rerun_prefi
     forged = max((r.forged for r in results), default=0)  # parts graded together share one channel
     if forged:
         lines.append(f"! В канал результатов проверки попали чужие строки ({forged}): они не учтены.")
-    failures = _failures(hw, results, rerun_prefix, verbose)
+    failures = _failures(hw, results, rerun_prefix, verbose, shown)
     if failures:
         lines += ["", *failures]
         if required_passed(results) and not part_runs:
@@ -214,7 +215,12 @@ def _grouped(c: CheckResult) -> bool:
     return c.kind in ("load", "todo")
 
 
-def _failures(hw: Homework, results: list[PartResult], rerun_prefix: str, verbose: bool) -> list[str]:
+def _failures(hw: Homework, results: list[PartResult], rerun_prefix: str, verbose: bool,
+              shown_log: list[dict] | None = None) -> list[str]:
+    """The failure blocks, grouped by the function to fix; ``shown_log`` gets each text printed in full (its part,
+    function, check, title and the text itself, as printed): what the student read, and so what a class report may
+    say the student was told."""
+    log = shown_log if shown_log is not None else []
     out: list[str] = []
     real = False  # a failure other than a TODO: -v has something to show
     for r in results:
@@ -232,7 +238,7 @@ def _failures(hw: Homework, results: list[PartResult], rerun_prefix: str, verbos
                     c = next(c for c in failed if _TODO.fullmatch(c.message.strip()).group(1) == name)
                     out += [f"    {name}:", _bar(_last_frame(c.traceback))]
             continue
-        out += _one_line_per_message(r.part.id, [c for c in failed if c.kind == "load"], verbose)
+        out += _one_line_per_message(r.part.id, [c for c in failed if c.kind == "load"], verbose, log)
         order = function_order(hw, r.part)
         groups = _by_function([c for c in failed if c.kind != "load"], order)
         rank = {f: i for i, f in enumerate(order)}
@@ -242,7 +248,7 @@ def _failures(hw: Homework, results: list[PartResult], rerun_prefix: str, verbos
         for func in sorted(groups, key=lambda f: (rank.get(f, len(order)), not f)):
             checks = [told(c, above, groups[func], again) for c in groups[func]]
             above += groups[func]
-            out += _one_line_per_message(r.part.id, [c for c in checks if _grouped(c)], verbose)
+            out += _one_line_per_message(r.part.id, [c for c in checks if _grouped(c)], verbose, log)
             rest = [c for c in checks if not _grouped(c)]
             lead = None
             if rest:
@@ -256,7 +262,7 @@ def _failures(hw: Homework, results: list[PartResult], rerun_prefix: str, verbos
                     out.append("")
                 lead = None if before else _lead(rest)
                 out += _function_group(r.part.id, func, rest, [(g, shown[g]) for g in before], rerun_prefix,
-                                       verbose)
+                                       verbose, log)
             shown[func] = lead
         if out and out[-1]:
             out.append("")
@@ -287,7 +293,8 @@ def _last_frame(traceback: str) -> str:
     return sections[-1].strip("\n")
 
 
-def _one_line_per_message(part_id: str, checks: list[CheckResult], verbose: bool) -> list[str]:
+def _one_line_per_message(part_id: str, checks: list[CheckResult], verbose: bool,
+                          log: list[dict] | None = None) -> list[str]:
     """One line for many checks failing the same way (a TODO, a module that does not load); with -v, one
     traceback per line, not per check."""
     by_message: "OrderedDict[str, list[CheckResult]]" = OrderedDict()
@@ -298,6 +305,8 @@ def _one_line_per_message(part_id: str, checks: list[CheckResult], verbose: bool
         head, *rest = message.strip().splitlines() or [""]
         out.append(f"✗ [{part_id}] {head} — не пройдено проверок: {len(same)}")
         out += [textwrap.indent(line, "    ") for line in rest]
+        if log is not None:
+            log.append(_shown(part_id, same[0], message.strip()))
         if verbose and same[0].traceback:
             tb = _last_frame(same[0].traceback) if same[0].kind == "todo" else same[0].traceback.rstrip()
             out.append(_bar(tb))
@@ -358,8 +367,14 @@ def told(c: CheckResult, above: list[CheckResult], group: list[CheckResult],
                                                                                else [x])))
 
 
+def _shown(part_id: str, c: CheckResult, text: str) -> dict:
+    return {"part": part_id, "function": c.subject or subject(c, []), "check": c.name, "title": c.title,
+            "kind": c.kind, "text": text}
+
+
 def _function_group(part_id: str, func: str, checks: list[CheckResult],
-                    before: list[tuple[str, CheckResult | None]], rerun_prefix: str, verbose: bool) -> list[str]:
+                    before: list[tuple[str, CheckResult | None]], rerun_prefix: str, verbose: bool,
+                    log: list[dict] | None = None) -> list[str]:
     """One function's failed checks: the lead in full, the others one line each; or, when the student's function
     went through functions whose failures are above (``before``: each with its check shown in full there), one line
     each, after the advice to fix those first and the commands that rerun their checks."""
@@ -378,6 +393,8 @@ def _function_group(part_id: str, func: str, checks: list[CheckResult],
     out = [f"■ [{part_id}] {name} — не пройдено проверок: {len(checks)}"] if others else []
     out.append(f"✗ [{part_id}] {lead.title}")
     out.append(textwrap.indent(lead.message.strip() or "проверка не прошла", "    ", lambda line: True))
+    if log is not None:
+        log.append({**_shown(part_id, lead, lead.message.strip() or "проверка не прошла"), "function": func})
     if verbose and lead.traceback:
         out.append(_bar(lead.traceback.rstrip()))
     out.append(f"    Повторить: {rerun(lead)}")
@@ -469,6 +486,11 @@ GENERIC_HINTS = (
 )
 
 _HINT = re.compile(r"^\s*Подсказка:\s*(.*)$")
+
+
+def diagnoses(text: str) -> list[str]:
+    """The lines of a failure's text that name a typical mistake («Похоже на типичную ошибку: …»), as printed."""
+    return [line.strip() for line in text.splitlines() if line.strip().startswith(DIAGNOSIS)]
 
 
 def hints(text: str) -> list[str]:
