@@ -10,7 +10,10 @@ submission's modules (grader/runner.py, grader/boundary/): a submission that han
 crashes or misbehaves touches neither the others, nor DIR, nor the kit. Several submissions are graded at once
 (``--jobs``); a progress line goes to stderr. When every submission's processes are gone, the CSV gets one
 row per submission, in name order, and ``--feedback OUT`` each student's scoreboard and feedback
-(``OUT/<name>.txt``, and ``.json``).
+(``OUT/<name>.txt``, and ``.json``). ``--report REPORT`` keeps each submission's record (``REPORT/records/<name>.json``:
+its scores, its checks' verdicts and the typical mistakes its feedback named) and builds the class report from them
+(grader/report_class.py: ``REPORT/index.html``, ``report.json``, ``mistakes.csv``); the feedback then goes to
+``REPORT/feedback/`` unless ``--feedback`` says where.
 """
 from __future__ import annotations
 
@@ -177,9 +180,11 @@ def csv_row(sub: Submission, hw: Homework, parts: list[Part]) -> dict:
     return row
 
 
-def write_feedback(hw: Homework, sub: Submission, out: Path) -> None:
+def write_feedback(hw: Homework, sub: Submission, out: Path) -> list[dict]:
     """``<name>.txt``: the scoreboard and feedback the student would see running the grader on this work;
-    ``<name>.json``: the same in Gradescope's format."""
+    ``<name>.json``: the same in Gradescope's format. Returns the failure texts the scoreboard printed in full
+    (grader.report.scoreboard's ``shown``): what the class report may say this student was told."""
+    shown: list[dict] = []
     if sub.error or not sub.results:
         text = f"{hw.name}: работа {sub.name} не проверена: {sub.error or 'нет результатов'}"
     else:
@@ -188,27 +193,34 @@ def write_feedback(hw: Homework, sub: Submission, out: Path) -> None:
                                           f" (модули из {sub.graded})" if sub.graded not in ("", ".") else "")
         notebook = f" --notebook {notebook_name}" if sub.kind == "notebook" else ""
         rerun = f"python homework/check.py {hw.name}{notebook}"
-        text = scoreboard(hw, sub.results, source, rerun, first_run=False)
+        text = scoreboard(hw, sub.results, source, rerun, first_run=False, shown=shown)
         export.write_json(out / f"{sub.stem}.json", sub.results, sub.seconds)
     (out / f"{sub.stem}.txt").write_bytes((text + "\n").encode("utf-8"))
+    return shown
 
 
 def run(hw: Homework, parts: list[tuple[Part, list[str] | None]], folder: Path, jobs: int = 2,
         timeout: float | None = None, csv_path: str | None = None, stream=None,
-        feedback_dir: str | None = None, allow_default_secret: bool = False) -> list[Submission]:
+        feedback_dir: str | None = None, allow_default_secret: bool = False,
+        report_dir: str | None = None) -> list[Submission]:
     """Grade every submission in ``folder``; write the CSV (and, with ``feedback_dir``, each student's
-    feedback); print a summary table to stdout. A grade for the record: hidden inputs too, from the instructor's
-    secret (grader.secret); the kit's default secret only with ``allow_default_secret``."""
+    feedback; with ``report_dir``, each submission's record and the class report); print a summary table to stdout.
+    A grade for the record: hidden inputs too, from the instructor's secret (grader.secret); the kit's default
+    secret only with ``allow_default_secret``."""
     from grader.secret import refused
 
     if refused(hw, allow_default_secret):
         raise UsageError(refused(hw, allow_default_secret))
     if not folder.is_dir():
         raise UsageError(f"папки с работами {folder} нет")
+    report = Path(report_dir).resolve() if report_dir else None
+    if report is not None and not feedback_dir:
+        feedback_dir = str(report / "feedback")
     feedback = Path(feedback_dir).resolve() if feedback_dir else None
-    if feedback is not None and (feedback == folder.resolve() or folder.resolve() in feedback.parents):
-        raise UsageError("папка для отзывов (--feedback) не должна лежать в папке с работами: проверка "
-                         "не пишет в работы студентов")
+    for out, option in ((feedback, "--feedback"), (report, "--report")):
+        if out is not None and (out == folder.resolve() or folder.resolve() in out.parents):
+            raise UsageError(f"папка для {'отзывов' if option == '--feedback' else 'отчёта'} ({option}) не должна "
+                             "лежать в папке с работами: проверка не пишет в работы студентов")
     subs = find_submissions(folder, hw)
     if not subs:
         raise UsageError(f"в папке {folder} нет работ: ожидаются папки с модулями или тетрадки .ipynb")
@@ -220,15 +232,43 @@ def run(hw: Homework, parts: list[tuple[Part, list[str] | None]], folder: Path, 
         for future in as_completed(futures):
             progress.update(future.result())
     # every submission's processes are gone: only now are the results written
+    told: dict[str, list[dict]] = {}
     if feedback is not None:
         feedback.mkdir(parents=True, exist_ok=True)
         for sub in subs:
-            write_feedback(hw, sub, feedback)
+            told[sub.stem] = write_feedback(hw, sub, feedback)
     rows = [csv_row(sub, hw, [p for p, _ in parts]) for sub in subs]
     if csv_path:
         export.write_csv(csv_path, rows)
     print(summary(hw, subs, [p for p, _ in parts]))
+    if report is not None:
+        print(write_report(hw, subs, [p for p, _ in parts], rows, told, feedback, report))
     return subs
+
+
+def write_report(hw: Homework, subs: list[Submission], parts: list[Part], rows: list[dict],
+                 told: dict[str, list[dict]], feedback: Path, report: Path) -> str:
+    """Each submission's record (``report/records/<stem>.json``) and the class report built from those records
+    alone, as ``python -m grader.report_class report/records OUT`` builds it again; the line that says where."""
+    import os
+
+    from grader import report_class
+
+    records_dir = report / "records"
+    for sub, row in zip(subs, rows):
+        link = os.path.relpath(feedback / f"{sub.stem}.txt", records_dir)
+        error = sub.error or ("" if sub.results else "нет результатов")
+        record = report_class.record_from_results(sub.name, sub.results if not sub.error else [], told[sub.stem],
+                                                  link, sub.kind, sub.graded, error)
+        if error:  # the CSV's row: every graded part at 0
+            record["parts"] = [{"id": p.id, "title": p.title, "points": p.points, "bonus_points": p.bonus_points,
+                                "score": 0.0, "bonus_score": 0.0, "error": ""} for p in parts]
+            record["max"] = row["max"]
+        report_class.write_record(records_dir, sub.stem, record)
+    records, base = report_class.read_source(records_dir)
+    data = report_class.build(records, report, report_class.links_for(records, base, report), homework=hw.name)
+    return (f"отчёт о классе: {report / 'index.html'} (названных типичных ошибок: {len(data['mistakes'])}; "
+            f"данные: report.json, mistakes.csv)")
 
 
 def summary(hw: Homework, subs: list[Submission], parts: list[Part]) -> str:

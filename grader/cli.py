@@ -34,7 +34,8 @@ def _epilog() -> str:
             (f"{cmd} -v {part}", "опции можно ставить до и после частей"),
             (f"{cmd} --solutions", "эталонные решения (для преподавателя)"),
             (f"{cmd} --notebook notebooks/{hw}.ipynb", "тетрадка"),
-            (f"{cmd} --batch submissions/ --csv scores.csv --feedback out/", "все работы класса")]
+            (f"{cmd} --batch submissions/ --csv scores.csv --feedback out/", "все работы класса"),
+            (f"{cmd} --batch submissions/ --csv scores.csv --report report/", "и отчёт об ошибках класса")]
     width = max(len(what) for _, what in rows) + 2
     return "примеры:\n" + "\n".join(f"  {what + ':':<{width}}{c}" for c, what in rows) + "\n"
 
@@ -107,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--csv", metavar="PATH", help="записать баллы по частям строкой CSV")
     p.add_argument("--feedback", metavar="DIR", help="с --batch: записать отзыв каждому студенту (DIR/<работа>.txt "
                                                      "и .json)")
+    p.add_argument("--report", metavar="DIR", help="с --batch: отчёт об ошибках класса (DIR/index.html, report.json, "
+                                                   "mistakes.csv) и запись каждой работы (DIR/records/)")
     p.add_argument("--public", action="store_true",
                    help="только открытые входы, как в копии студента (самопроверка; оценка для ведомости — без флага)")
     p.add_argument("--show-hidden", action="store_true",
@@ -286,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
             _validate_selection(hw, selected, whole)
             subs = batch.run(hw, selected, Path(args.batch), jobs=args.jobs, timeout=args.timeout,
                              csv_path=args.csv, feedback_dir=args.feedback,
-                             allow_default_secret=args.allow_default_secret)
+                             allow_default_secret=args.allow_default_secret, report_dir=args.report)
             return 1 if any(s.error or any(r.error for r in s.results) for s in subs) else 0  # one not graded
         impl, label, source_opts = _source(args, hw)
     except UsageError as exc:
@@ -302,6 +305,9 @@ def _check_options(args) -> None:
         raise UsageError(f"--timeout {args.timeout:g}: нужно число секунд больше 0, например --timeout 30")
     if args.feedback and not args.batch:
         raise UsageError("--feedback — для пакетной проверки: добавьте --batch ПАПКА_С_РАБОТАМИ")
+    if args.report and not args.batch:
+        raise UsageError("--report — отчёт о классе для пакетной проверки: добавьте --batch ПАПКА_С_РАБОТАМИ "
+                         "(из выгрузки Gradescope: python -m grader.report_class ВЫГРУЗКА ПАПКА)")
     if args.batch and args.json:
         raise UsageError("с --batch баллы записывает --csv; --json — для одной работы")
 

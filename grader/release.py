@@ -32,10 +32,12 @@ EXCLUDED = [
     "solutions", "tests/kit", "tests/*/key",  # the reference, the kit's tests, the instructor's answer key
     "benchmarks/grading_speed.py", "benchmarks/feedback_quality.py",
     "benchmarks/cliff_margins.py", "benchmarks/kit_suite_cost.py",  # cliff_margins plays Q-learning and SARSA
+    "benchmarks/class_report.py",
     ".benchmarks", ".ci",
     "docs", ".git", ".github",
     "grader/build.py", "grader/stubs.py", "grader/notebook_build.py", "grader/batch.py", "grader/release.py",
     "grader/gradescope.py", "grader/constraints.py", "grader/answers.py", "grader/secret.py",
+    "grader/report_class.py", "grader/report_class.schema.json",  # the class report: for instructors only
     "*.egg-info", "__pycache__", ".pytest_cache", ".ipynb_checkpoints", "build", "dist", "out", ".venv", "venv",
 ]
 GIT_TIMEOUT = 30  # seconds for one git command

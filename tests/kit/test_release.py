@@ -49,7 +49,8 @@ def test_copy_has_no_solutions_no_kit_tests_no_instructor_tools(copy):
     assert not [f for f in files if f.startswith(left_out)]
     assert "benchmarks/boss_ppo_vs_reinforce.py" in files  # the task statement tells students to run it
     for tool in ("grader/build.py", "grader/stubs.py", "grader/release.py", "grader/batch.py",
-                 "grader/notebook_build.py", "grader/gradescope.py"):
+                 "grader/notebook_build.py", "grader/gradescope.py", "grader/report_class.py",
+                 "grader/report_class.schema.json", "benchmarks/class_report.py"):
         assert tool not in files
     hw = homeworks.load(HW)
     for part in hw.parts:  # what a student needs is there
@@ -120,7 +121,8 @@ def test_copy_installs_and_imports_its_own_grader(copy, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     installed = {p.relative_to(target / "grader").as_posix() for p in (target / "grader").rglob("*.py")}
     assert {"cli.py", "runner.py", "plugin.py", "checks.py", "boundary/loading.py", "boundary/worker.py"} <= installed
-    assert not installed & {"build.py", "stubs.py", "release.py", "batch.py", "notebook_build.py", "gradescope.py"}
+    assert not installed & {"build.py", "stubs.py", "release.py", "batch.py", "notebook_build.py", "gradescope.py",
+                            "report_class.py"}
     code = ("import sys, grader.cli, grader.plugin, grader.runner, grader.export\n"
             "mods = [m for m in sys.modules.values() if m.__name__.split('.')[0] == 'grader']\n"
             "assert all(m.__file__.startswith(sys.argv[1]) for m in mods), [m.__file__ for m in mods]\n"

@@ -1,0 +1,557 @@
+"""What the class got wrong: ``python -m grader.report_class SOURCE OUT [--anonymize]``.
+
+A report for instructors of a whole class's grading: ``OUT/index.html`` (self-contained, in Russian),
+``OUT/report.json`` (the same data for scripts; its schema is ``grader/report_class.schema.json``) and
+``OUT/mistakes.csv`` (one row per submission and typical mistake named). Nothing is graded again: the report is built
+from the records grading already wrote.
+
+- **The typical mistakes are those the students read.** A submission's named mistakes are the diagnosis lines
+  («Похоже на типичную ошибку: …», ``grader.report.DIAGNOSIS``) of the very failure texts its feedback printed: for
+  ``--batch``, the texts the scoreboard of ``<name>.txt`` shows in full (``grader.report.scoreboard(shown=...)``
+  logs them as it prints them); for Gradescope, the outputs of the failed tests of results.json
+  (``extra_data.mistakes``, written by ``grader.export.gradescope`` from those outputs; a test whose visibility is
+  ``hidden`` is never read, so it names nothing). A mistake the feedback did not name is not counted: a failure
+  without a name is listed under «Ошибки без названия», by function.
+- **SOURCE** is either the records of a batch (``check.py HW --batch DIR --report OUT`` writes one JSON per
+  submission to ``OUT/records/`` and builds the report from them), or a Gradescope export: the folder (or ``.zip``)
+  that Gradescope's «Export Submissions» gives, ``submission_<id>/`` folders, each with the autograder's
+  ``results.json``, and ``submission_metadata.yml`` for the students' names (read with PyYAML when it is installed,
+  else by a small reader of its ``submission_<id>:`` keys and ``:name:`` lines); any folder of Gradescope
+  ``results.json`` files (``<name>.json`` or ``<name>/results.json``) is read the same way.
+- ``--anonymize``: every submission's name becomes a stable hash (``работа-`` and 10 hex digits of HMAC-SHA256 of
+  the name, keyed by ``--salt``, or the environment's ``HWKIT_ANONYMIZE_SALT``): the same name gets the same hash
+  in every report made with the same salt. Without a salt, anyone with the class list can match the hashes to the
+  names. An anonymized report has no links to the feedback files (their names are the students').
+- Plots (score histograms) are drawn with matplotlib when it is installed, embedded as inline SVG; without it (or
+  with ``--tables``), the same numbers are tables. The HTML loads nothing: no script, no style sheet, no font, no
+  image from anywhere.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import hmac
+import html
+import io
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+import zipfile
+from collections import Counter
+from pathlib import Path
+
+from grader import escape
+from grader.boundary.confine import LIMITS_ONLY
+from grader.report import DIAGNOSIS, diagnoses
+
+RECORD = 1  # the version of a submission's record (OUT/records/<name>.json)
+SCHEMA = "hwkit-class-report/1"
+SCHEMA_FILE = Path(__file__).resolve().parent / "report_class.schema.json"
+SALT_ENV = "HWKIT_ANONYMIZE_SALT"
+_NOT_RUN = ("todo", "load", "hung")  # a failure that is no mistake of the function: not written, not loaded, not run
+_TIMEOUT = ("timeout", "hung")
+
+
+# ---- the records: one per submission -----------------------------------------------------------------------
+
+def record_from_results(name: str, results, shown: list[dict], feedback: str = "", kind: str = "", graded: str = "",
+                        error: str = "", source: str = "batch") -> dict:
+    """A submission's record from what grading found (``results``: its PartResults) and the failure texts its
+    feedback printed in full (``shown``: ``grader.report.scoreboard(shown=...)``); ``feedback``: its feedback file,
+    relative to the folder the record is written to."""
+    parts = [{"id": r.part.id, "title": r.part.title, "points": r.part.points, "bonus_points": r.part.bonus_points,
+              "score": round(r.score, 2), "bonus_score": round(r.bonus_score, 2),
+              "error": r.error.splitlines()[0][:200] if r.error else ""} for r in results]
+    checks = [{"part": r.part.id, "check": c.name, "title": c.title, "function": c.subject, "passed": c.passed,
+               "kind": c.kind, "bonus": c.bonus} for r in results for c in r.checks]
+    mistakes = [{"part": s["part"], "function": s["function"], "check": s["check"], "title": s["title"],
+                 "text": line, "told": s["text"]} for s in shown for line in diagnoses(s["text"])]
+    confinement = "; ".join(sorted({r.confinement for r in results if r.confinement}))
+    return _record(name, feedback, kind, graded, error, confinement, parts, checks, mistakes, source)
+
+
+def _record(name, feedback, kind, graded, error, confinement, parts, checks, mistakes, source) -> dict:
+    return {"record": RECORD, "source": source, "name": name, "feedback": feedback, "kind": kind, "graded": graded,
+            "error": error, "confinement": confinement, "unconfined": LIMITS_ONLY in confinement,
+            "total": round(sum(p["score"] for p in parts), 2) if not error else 0.0,
+            "max": sum(p["points"] for p in parts), "parts": parts, "checks": checks, "mistakes": mistakes}
+
+
+_TITLE = re.compile(r"^\[[^\]]*\]\s*")
+
+
+def record_from_gradescope(data: dict, name: str, feedback: str = "") -> dict:
+    """A submission's record from its Gradescope ``results.json`` (``grader.export.gradescope``'s format)."""
+    extra = data.get("extra_data") or {}
+    tests = [t for t in data.get("tests") or [] if isinstance(t, dict)]
+    parts, errors = [], []
+    for p in extra.get("parts") or []:
+        own = [t for t in tests if (t.get("extra_data") or {}).get("part") == p.get("id")]
+        failed = [t for t in own if (t.get("extra_data") or {}).get("kind") == "error" and t.get("status") != "passed"]
+        said = _fence(failed[0].get("output", "")).splitlines()[0][:200] if failed else ""
+        if said:
+            errors.append(f"{p.get('id')}: {said}")
+        main = [t for t in own if not (t.get("extra_data") or {}).get("bonus")]
+        bonus = [t for t in own if (t.get("extra_data") or {}).get("bonus")]
+        parts.append({"id": str(p.get("id")), "title": str(p.get("title", "")), "points": float(p.get("points", 0)),
+                      "bonus_points": float(p.get("bonus_points", 0) or 0),
+                      "score": round(sum(float(t.get("score", 0)) for t in main), 2),
+                      "bonus_score": round(sum(float(t.get("score", 0)) for t in bonus), 2), "error": said})
+    checks = []
+    for t in tests:
+        info = t.get("extra_data") or {}
+        if not info.get("check"):
+            continue
+        checks.append({"part": str(info.get("part", "")), "check": str(info["check"]),
+                       "title": _TITLE.sub("", str(t.get("name", ""))), "function": str(info.get("subject", "")),
+                       "passed": t.get("status") == "passed", "kind": str(info.get("kind", "")),
+                       "bonus": bool(info.get("bonus"))})
+    unread = {(str((t.get("extra_data") or {}).get("part")), str((t.get("extra_data") or {}).get("check")))
+              for t in tests if t.get("visibility") == "hidden"}  # a test students never see names nothing
+    told = {(str((t.get("extra_data") or {}).get("part")), str((t.get("extra_data") or {}).get("check"))):
+            _fence(str(t.get("output", ""))) for t in tests}
+    mistakes = []
+    for m in extra.get("mistakes") or []:
+        key = (str(m.get("part")), str(m.get("check")))
+        text = str(m.get("text", ""))
+        if key in unread or not text.startswith(DIAGNOSIS) or text not in told.get(key, ""):
+            continue  # named only where the output the student reads says it
+        mistakes.append({"part": key[0], "function": str(m.get("function", "")), "check": key[1],
+                         "title": str(m.get("title", "")), "text": text, "told": told[key]})
+    return _record(name, feedback, "gradescope", "", "", str(extra.get("confinement", "")), parts, checks, mistakes,
+                   "gradescope") | ({"error": "; ".join(errors)} if errors and not checks else {})
+
+
+def _fence(output: str) -> str:
+    """The text of a Markdown code block (grader.escape.code_block), else the text itself."""
+    lines = output.strip().splitlines()
+    if len(lines) >= 2 and re.fullmatch(r"`{3,}", lines[0]) and lines[-1] == lines[0]:
+        return "\n".join(lines[1:-1])
+    return output.strip()
+
+
+def write_record(folder: Path, stem: str, record: dict) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{stem}.json").write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
+
+
+# ---- reading a source: a batch's records, or a Gradescope export --------------------------------------------
+
+def read_source(source: Path) -> tuple[list[dict], Path]:
+    """The records of ``source`` (a batch's records folder, a Gradescope export folder or .zip, a folder of
+    results.json files), sorted by name, and the folder their feedback links are relative to."""
+    if source.is_file() and source.suffix == ".zip":
+        tmp = Path(tempfile.mkdtemp(prefix="hwreport-"))
+        with zipfile.ZipFile(source) as zf:
+            for info in zf.infolist():  # only results and metadata: the students' code is not needed
+                name = info.filename
+                if name.endswith(("results.json", "submission_metadata.yml")) and ".." not in Path(name).parts \
+                        and not name.startswith("/"):
+                    zf.extract(info, tmp)
+        return read_source(tmp)[0], source.parent
+    if not source.is_dir():
+        raise FileNotFoundError(f"нет папки или архива {source}")
+    records = []
+    for path in sorted(source.glob("*.json")):
+        data = _load(path)
+        if isinstance(data, dict) and data.get("record") == RECORD:
+            records.append(data)
+    if records:
+        return sorted(records, key=lambda r: r["name"].lower()), source
+    root = _export_root(source)
+    names = _metadata_names(root / "submission_metadata.yml")
+    found = []
+    for path in sorted(root.iterdir(), key=lambda p: p.name.lower()):
+        if path.is_symlink():
+            continue
+        results = path / "results.json" if path.is_dir() else path if path.suffix == ".json" else None
+        if results is None or not results.is_file():
+            continue
+        data = _load(results)
+        if isinstance(data, dict) and isinstance(data.get("tests"), list):
+            label = names.get(path.name) or escape.name(path.stem if path.is_file() else path.name)
+            found.append(record_from_gradescope(data, label, os.path.relpath(results, source)))
+    if not found:
+        raise FileNotFoundError(f"в {source} нет ни записей пакетной проверки (--batch ... --report), ни results.json "
+                                "выгрузки Gradescope (submission_<id>/results.json)")
+    return sorted(found, key=lambda r: r["name"].lower()), source
+
+
+def _load(path: Path):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _export_root(folder: Path) -> Path:
+    """The export's own folder (``assignment_<id>_export/``) when ``folder`` holds just that one."""
+    entries = [p for p in folder.iterdir() if not p.name.startswith(".")]
+    if len(entries) == 1 and entries[0].is_dir() and not (entries[0] / "results.json").is_file():
+        return entries[0]
+    return folder
+
+
+def _metadata_names(path: Path) -> dict[str, str]:
+    """``submission_<id>`` -> the submitters' names, from Gradescope's ``submission_metadata.yml``."""
+    if not path.is_file():
+        return {}
+    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        import yaml  # optional: PyYAML is not a dependency of the kit
+
+        data = yaml.safe_load(text)
+        out = {}
+        for key, value in (data or {}).items():
+            people = (value or {}).get(":submitters") or (value or {}).get("submitters") or []
+            who = [str(p.get(":name") or p.get("name") or "") for p in people if isinstance(p, dict)]
+            if any(who):
+                out[str(key)] = escape.name(", ".join(w for w in who if w))
+        return out
+    except Exception:  # noqa: BLE001 - no PyYAML, or a file it cannot read: the small reader below
+        pass
+    out: dict[str, list[str]] = {}
+    key = None
+    for line in text.splitlines():
+        top = re.match(r"^(submission_\d+):\s*$", line)
+        if top:
+            key = top.group(1)
+        elif key and re.match(r"^\s*-?\s*:name:\s*(.+)$", line):
+            out.setdefault(key, []).append(re.match(r"^\s*-?\s*:name:\s*(.+)$", line).group(1).strip().strip("'\""))
+    return {k: escape.name(", ".join(v)) for k, v in out.items()}
+
+
+# ---- the report's data ----------------------------------------------------------------------------------------
+
+def anonymous(name: str, salt: str = "") -> str:
+    return "работа-" + hmac.new(salt.encode("utf-8"), name.encode("utf-8", "surrogateescape"),
+                                hashlib.sha256).hexdigest()[:10]
+
+
+def _histogram(values: list[float], top: float, bins: int = 10) -> list[dict]:
+    top = top or 1.0
+    width = top / bins
+    counts = [0] * bins
+    for v in values:
+        counts[min(bins - 1, max(0, int(v / width + 1e-9)))] += 1
+    return [{"from": round(i * width, 2), "to": round((i + 1) * width, 2), "count": n} for i, n in enumerate(counts)]
+
+
+def _stats(values: list[float]) -> dict:
+    return {"mean": round(statistics.fmean(values), 2) if values else 0.0,
+            "median": round(statistics.median(values), 2) if values else 0.0}
+
+
+def build_data(records: list[dict], links: dict[str, str] | None = None, anonymize: bool = False,
+               salt: str = "", homework: str = "") -> dict:
+    """report.json's content from the submissions' records; ``links``: a record's name -> its feedback file's link
+    from the report (none when anonymized)."""
+    names = {r["name"]: anonymous(r["name"], salt) if anonymize else r["name"] for r in records}
+    links = {} if anonymize else (links or {})
+    graded = [r for r in records if r["checks"]]
+    n_graded = len(graded)
+    reasons: Counter = Counter()
+    who_reason: dict[str, list[str]] = {}
+    for r in records:
+        why = [r["error"]] if r["error"] else [f"{p['id']}: {p['error']}" for p in r["parts"] if p["error"]]
+        for w in why:
+            reason = w.splitlines()[0][:160]
+            if not anonymize:
+                reason = reason.replace(r["name"], "…")  # "в папке alice не найдено работы": one reason for all
+            reasons[reason] += 1
+            who_reason.setdefault(reason, []).append(names[r["name"]])
+    timed = [r for r in graded if any(c["kind"] in _TIMEOUT for c in r["checks"])]
+    part_meta: dict[str, dict] = {}
+    for r in records:
+        for p in r["parts"]:
+            part_meta.setdefault(p["id"], {"id": p["id"], "title": p["title"], "points": p["points"]})
+    totals = [r["total"] for r in records]
+    top = max((r["max"] for r in records), default=0.0)
+    parts = []
+    for pid, meta in part_meta.items():
+        scores = [p["score"] for r in records for p in r["parts"] if p["id"] == pid]
+        parts.append({**meta, **_stats(scores), "histogram": _histogram(scores, meta["points"])})
+    # the mistakes named, each counted once per submission
+    mistakes: dict[tuple, dict] = {}
+    for r in records:
+        for m in r["mistakes"]:
+            key = (m["part"], m["function"], m["text"])
+            entry = mistakes.setdefault(key, {"part": m["part"], "function": m["function"], "text": m["text"],
+                                              "told": m["told"], "checks": [], "submissions": []})
+            if m["check"] not in entry["checks"]:
+                entry["checks"].append(m["check"])
+            if names[r["name"]] not in entry["submissions"]:
+                entry["submissions"].append(names[r["name"]])
+    ranked = sorted(mistakes.values(), key=lambda e: (-len(e["submissions"]), e["part"], e["function"], e["text"]))
+    for i, e in enumerate(ranked, 1):
+        e.update(id=f"m{i}", count=len(e["submissions"]), share=round(len(e["submissions"]) / n_graded, 4)
+                 if n_graded else 0.0)
+    mistake_id = {(e["part"], e["function"], e["text"]): e["id"] for e in ranked}
+    # the checks: pass rates, hardest first
+    checks: dict[tuple, dict] = {}
+    for r in graded:
+        for c in r["checks"]:
+            e = checks.setdefault((c["part"], c["check"]), {"id": f"{c['part']}::{c['check']}", "part": c["part"],
+                                                             "check": c["check"], "title": c["title"],
+                                                             "function": c["function"], "bonus": c["bonus"],
+                                                             "runs": 0, "passed": 0, "timeouts": 0})
+            e["runs"] += 1
+            e["passed"] += bool(c["passed"])
+            e["timeouts"] += c["kind"] == "timeout"
+    order = {pid: i for i, pid in enumerate(part_meta)}
+    check_rows = sorted(checks.values(), key=lambda e: (e["passed"] / e["runs"], order.get(e["part"], 0), e["id"]))
+    for e in check_rows:
+        e["pass_rate"] = round(e["passed"] / e["runs"], 4)
+    # failures the feedback named no mistake for, by function
+    unnamed: dict[tuple, dict] = {}
+    for r in graded:
+        named = {(m["part"], m["function"]) for m in r["mistakes"]}
+        for c in r["checks"]:
+            if c["passed"] or c["kind"] in _NOT_RUN or (c["part"], c["function"]) in named:
+                continue
+            e = unnamed.setdefault((c["part"], c["function"]), {"part": c["part"], "function": c["function"],
+                                                                "submissions": [], "checks": {}, "kinds": Counter()})
+            if names[r["name"]] not in e["submissions"]:
+                e["submissions"].append(names[r["name"]])
+            e["checks"][c["check"]] = e["checks"].get(c["check"], 0) + 1
+            e["kinds"][c["kind"] or "check"] += 1
+    unnamed_rows = []
+    for e in sorted(unnamed.values(), key=lambda e: (-len(e["submissions"]), e["part"], e["function"])):
+        unnamed_rows.append({"part": e["part"], "function": e["function"], "count": len(e["submissions"]),
+                             "share": round(len(e["submissions"]) / n_graded, 4) if n_graded else 0.0,
+                             "submissions": e["submissions"], "kinds": dict(e["kinds"]),
+                             "checks": [{"check": k, "title": checks[(e["part"], k)]["title"], "failed": v}
+                                        for k, v in sorted(e["checks"].items(), key=lambda kv: -kv[1])]})
+    submissions = []
+    for r in records:
+        submissions.append({"name": names[r["name"]], "feedback": links.get(r["name"], ""), "total": r["total"],
+                            "max": r["max"], "parts": {p["id"]: p["score"] for p in r["parts"]},
+                            "graded": bool(r["checks"]),
+                            "error": bool(r["error"] or any(p["error"] for p in r["parts"])),
+                            "unconfined": r["unconfined"], "passed": sum(bool(c["passed"]) for c in r["checks"]),
+                            "checks": len(r["checks"]),
+                            "mistakes": sorted({mistake_id[(m["part"], m["function"], m["text"])]
+                                                for m in r["mistakes"]}, key=lambda i: int(i[1:])),
+                            "failed": [f"{c['part']}::{c['check']}" for c in r["checks"] if not c["passed"]]})
+    return {"schema": SCHEMA, "homework": homework, "anonymized": anonymize,
+            "overview": {"submissions": len(records), "graded": n_graded,
+                         "unconfined": sum(r["unconfined"] for r in records), "timed_out": len(timed),
+                         "not_graded": sum(1 for s in submissions if s["error"]),
+                         "reasons": [{"reason": k, "count": v, "submissions": who_reason[k]}
+                                     for k, v in reasons.most_common()],
+                         "max": top, **_stats(totals), "histogram": _histogram(totals, top), "parts": parts},
+            "mistakes": ranked, "checks": check_rows, "unnamed": unnamed_rows, "submissions": submissions}
+
+
+# ---- writing it -------------------------------------------------------------------------------------------------
+
+def build(records: list[dict], out: Path, links: dict[str, str] | None = None, anonymize: bool = False,
+          salt: str = "", plots: bool | None = None, homework: str = "") -> dict:
+    """Write ``out/index.html``, ``out/report.json`` and ``out/mistakes.csv``; return the report's data.
+    ``plots``: None draws with matplotlib when it is installed, False never."""
+    out.mkdir(parents=True, exist_ok=True)
+    data = build_data(records, links, anonymize, salt, homework)
+    (out / "report.json").write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    by_id = {m["id"]: m for m in data["mistakes"]}
+    rows = [{"submission": s["name"], "part": by_id[i]["part"], "function": by_id[i]["function"],
+             "mistake": by_id[i]["text"], "checks": " ".join(by_id[i]["checks"]), "share": by_id[i]["share"]}
+            for s in data["submissions"] for i in s["mistakes"]]
+    with open(out / "mistakes.csv", "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=["submission", "part", "function", "mistake", "checks", "share"])
+        writer.writeheader()
+        writer.writerows({k: escape.csv_cell(v) for k, v in row.items()} for row in rows)
+    (out / "index.html").write_text(render(data, plots), encoding="utf-8")
+    return data
+
+
+def _e(text) -> str:
+    """Text for HTML: controls escaped (grader.escape), then HTML-escaped."""
+    return html.escape(escape.printable(str(text), "\n"), quote=True)
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def _num(x: float) -> str:
+    return f"{x:.2f}".rstrip("0").rstrip(".")
+
+
+def _who(names: list[str], links: dict[str, str]) -> str:
+    items = [f'<a href="{_e(links[n])}">{_e(n)}</a>' if links.get(n) else _e(n) for n in names]
+    return ", ".join(items)
+
+
+def _plots_available(plots: bool | None) -> bool:
+    if plots is False:
+        return False
+    try:
+        import matplotlib  # noqa: F401 - optional: not a dependency of the kit
+    except ImportError:
+        return False
+    return True
+
+
+def _svg(histograms: list[tuple[str, list[dict]]]) -> str:
+    """The histograms as one inline SVG drawn by matplotlib (no metadata, no links, no fonts from outside)."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    matplotlib.rcParams["svg.fonttype"] = "path"  # the glyphs as paths: no font to load
+    n = len(histograms)
+    cols = min(4, n)
+    rows = (n + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.3 * rows), squeeze=False)
+    for ax, (title, hist) in zip(axes.flat, histograms):
+        ax.bar([h["from"] for h in hist], [h["count"] for h in hist], width=[h["to"] - h["from"] for h in hist],
+               align="edge", color="#4a78b5", edgecolor="white")
+        ax.set_title(title, fontsize=9)
+        ax.tick_params(labelsize=7)
+        ax.set_xlim(hist[0]["from"], hist[-1]["to"])
+    for ax in list(axes.flat)[n:]:
+        ax.axis("off")
+    fig.tight_layout()
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", metadata={"Creator": None, "Date": None, "Format": None, "Type": None})
+    plt.close(fig)
+    text = buffer.getvalue()
+    return text[text.index("<svg"):]
+
+
+def _hist_table(title: str, hist: list[dict]) -> str:
+    top = max((h["count"] for h in hist), default=0) or 1
+    rows = "".join(f'<tr><td class="n">{_num(h["from"])}–{_num(h["to"])}</td><td class="n">{h["count"]}</td>'
+                   f'<td><span class="bar" style="width:{100 * h["count"] / top:.0f}%"></span></td></tr>'
+                   for h in hist)
+    return f'<table class="hist"><caption>{_e(title)}</caption>{rows}</table>'
+
+
+STYLE = """
+body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:70em;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1.2em}td,th{border:1px solid #ccc;padding:.2em .5em;vertical-align:top;
+text-align:left}th{background:#f2f2f2}td.n{text-align:right;white-space:nowrap}pre{white-space:pre-wrap;margin:.3em 0;
+font-size:.85em;background:#f7f7f7;padding:.4em}.hist{display:inline-table;margin-right:1em}.hist td{border:none}
+.bar{display:inline-block;height:.8em;background:#4a78b5;min-width:1px}details summary{cursor:pointer}
+.muted{color:#666}caption{font-weight:bold;text-align:left}
+"""
+
+
+def render(data: dict, plots: bool | None = None) -> str:
+    o = data["overview"]
+    links = {s["name"]: s["feedback"] for s in data["submissions"] if s["feedback"]}
+    title = f"Ошибки класса{': ' + data['homework'] if data['homework'] else ''}"
+    h: list[str] = [f'<!DOCTYPE html>\n<html lang="ru"><head><meta charset="utf-8"><title>{_e(title)}</title>'
+                    f"<style>{STYLE}</style></head><body>", f"<h1>{_e(title)}</h1>"]
+    if data["anonymized"]:
+        h.append('<p class="muted">Имена заменены хешами (--anonymize).</p>')
+    h.append("<h2>Обзор</h2><table>")
+    for label, value in [("Работ", o["submissions"]), ("Проверено (есть результаты проверок)", o["graded"]),
+                         ("Проверено без изоляции (без пространств имён)", o["unconfined"]),
+                         ("С превышением лимита времени хотя бы в одной проверке", o["timed_out"]),
+                         ("Не проверено целиком или частично", o["not_graded"]),
+                         ("Средний балл (непроверенная работа — 0, как в CSV)",
+                          f"{_num(o['mean'])} из {_num(o['max'])}"),
+                         ("Медиана", f"{_num(o['median'])} из {_num(o['max'])}")]:
+        h.append(f'<tr><th>{_e(label)}</th><td class="n">{_e(value)}</td></tr>')
+    h.append("</table>")
+    if o["reasons"]:
+        h.append("<table><tr><th>Почему не проверено</th><th>Работ</th><th>Какие</th></tr>")
+        h += [f'<tr><td>{_e(r["reason"])}</td><td class="n">{r["count"]}</td><td>{_who(r["submissions"], links)}</td>'
+              f"</tr>" for r in o["reasons"]]
+        h.append("</table>")
+    histograms = [(f"Итого (из {_num(o['max'])})", o["histogram"])] + [
+        (f"{p['id']} (из {_num(p['points'])}; среднее {_num(p['mean'])}, медиана {_num(p['median'])})", p["histogram"])
+        for p in o["parts"]]
+    h.append("<h3>Распределение баллов</h3>")
+    if _plots_available(plots):
+        h.append(f'<div class="plots">{_svg(histograms)}</div>')
+    else:
+        h += [_hist_table(t, hist) for t, hist in histograms]
+    n = o["graded"]
+    h.append(f"<h2>Ошибки класса</h2><p>Типичные ошибки, которые назвал отзыв студента («{_e(DIAGNOSIS)}: …»), по доле "
+             f"проверенных работ ({n}), чей отзыв её назвал. Текст — как его прочитал студент (первой из работ).</p>")
+    if data["mistakes"]:
+        h.append("<table><tr><th>Доля</th><th>Часть / функция</th><th>Ошибка и отзыв</th><th>Работы</th></tr>")
+        for m in data["mistakes"]:
+            h.append(f'<tr id="{m["id"]}"><td class="n">{_pct(m["share"])}<br>{m["count"]}</td>'
+                     f'<td>{_e(m["part"])}<br><code>{_e(m["function"] or "—")}</code></td>'
+                     f'<td>{_e(m["text"])}<details><summary>отзыв</summary><pre>{_e(m["told"])}</pre></details></td>'
+                     f'<td><details><summary>{m["count"]}</summary>{_who(m["submissions"], links)}</details></td></tr>')
+        h.append("</table>")
+    else:
+        h.append("<p>Ни один отзыв не назвал типичную ошибку.</p>")
+    h.append("<h2>Проверки</h2><p>Доля проверенных работ, прошедших проверку; самые трудные — первыми. "
+             "«Лимит» — сколько раз проверка превысила лимит времени.</p>"
+             "<table><tr><th>Пройдено</th><th>Часть</th><th>Функция</th><th>Проверка</th><th>Лимит</th></tr>")
+    for c in data["checks"]:
+        h.append(f'<tr><td class="n">{_pct(c["pass_rate"])} ({c["passed"]}/{c["runs"]})</td><td>{_e(c["part"])}</td>'
+                 f'<td><code>{_e(c["function"] or "—")}</code></td><td>{_e(c["title"])}'
+                 f'{" (бонус)" if c["bonus"] else ""}<br><span class="muted">{_e(c["check"])}</span></td>'
+                 f'<td class="n">{c["timeouts"] or ""}</td></tr>')
+    h.append("</table>")
+    h.append("<h2>Ошибки без названия</h2><p>Непройденные проверки функций, для которых отзыв работы не назвал "
+             "типичную ошибку (кроме TODO, незагрузившегося модуля и проверок, не запущенных после зависания): "
+             "здесь каталогу типичных ошибок стоит расти.</p>")
+    if data["unnamed"]:
+        h.append("<table><tr><th>Работ</th><th>Часть / функция</th><th>Проверки (сколько раз не пройдены)</th>"
+                 "<th>Работы</th></tr>")
+        for u in data["unnamed"]:
+            checks = "<br>".join(f'{_e(c["title"])} <span class="muted">{_e(c["check"])}</span>: {c["failed"]}'
+                                 for c in u["checks"][:12])
+            more = f'<br><span class="muted">… ещё {len(u["checks"]) - 12}</span>' if len(u["checks"]) > 12 else ""
+            h.append(f'<tr><td class="n">{_pct(u["share"])}<br>{u["count"]}</td><td>{_e(u["part"])}<br>'
+                     f'<code>{_e(u["function"] or "—")}</code></td><td>{checks}{more}</td>'
+                     f'<td><details><summary>{u["count"]}</summary>{_who(u["submissions"], links)}</details></td></tr>')
+        h.append("</table>")
+    else:
+        h.append("<p>Нет.</p>")
+    h.append('<p class="muted">Данные для скриптов: report.json (схема grader/report_class.schema.json), '
+             "mistakes.csv.</p></body></html>\n")
+    return "\n".join(h)
+
+
+def links_for(records: list[dict], records_dir: Path, out: Path) -> dict[str, str]:
+    """A record's name -> its feedback file as a link from the report in ``out`` (relative, '/'-separated)."""
+    links = {}
+    for r in records:
+        if r.get("feedback"):
+            target = (records_dir / r["feedback"]).resolve()
+            links[r["name"]] = Path(os.path.relpath(target, out.resolve())).as_posix()
+    return links
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m grader.report_class",
+                                description="Отчёт об ошибках класса из записей пакетной проверки или выгрузки "
+                                            "Gradescope (ничего не проверяется заново).")
+    p.add_argument("source", help="папка записей (OUT/records после --batch ... --report OUT) или выгрузка Gradescope "
+                                  "(папка или .zip с submission_<id>/results.json)")
+    p.add_argument("out", help="куда записать index.html, report.json, mistakes.csv")
+    p.add_argument("--anonymize", action="store_true", help="заменить имена стабильными хешами")
+    p.add_argument("--salt", default=os.environ.get(SALT_ENV, ""), help=f"ключ хешей --anonymize (или {SALT_ENV})")
+    p.add_argument("--tables", action="store_true", help="без графиков matplotlib: распределения таблицами")
+    p.add_argument("--homework", default="", help="имя домашней работы для заголовка")
+    args = p.parse_args(argv)
+    started = time.perf_counter()
+    try:
+        records, base = read_source(Path(args.source))
+    except FileNotFoundError as exc:
+        print(f"ошибка: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    data = build(records, out, links_for(records, base, out), args.anonymize, args.salt,
+                 False if args.tables else None, args.homework)
+    print(f"отчёт: {out / 'index.html'} — работ {len(records)}, названных ошибок {len(data['mistakes'])}, "
+          f"{time.perf_counter() - started:.1f} с")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
