@@ -72,14 +72,17 @@ def record_from_results(name: str, results, shown: list[dict], feedback: str = "
     mistakes = [{"part": s["part"], "function": s["function"], "check": s["check"], "title": s["title"],
                  "text": line, "told": s["text"]} for s in shown for line in diagnoses(s["text"])]
     confinement = "; ".join(sorted({r.confinement for r in results if r.confinement}))
-    return _record(name, feedback, kind, graded, error, confinement, parts, checks, mistakes, source)
+    return _record(name, feedback, kind, graded, error, confinement, parts, checks, mistakes, source,
+                   [[s["part"], s["function"]] for s in shown])
 
 
-def _record(name, feedback, kind, graded, error, confinement, parts, checks, mistakes, source) -> dict:
+def _record(name, feedback, kind, graded, error, confinement, parts, checks, mistakes, source, shown) -> dict:
+    """``shown``: the (part, function) pairs whose failure the feedback printed in full (named or not)."""
     return {"record": RECORD, "source": source, "name": name, "feedback": feedback, "kind": kind, "graded": graded,
             "error": error, "confinement": confinement, "unconfined": LIMITS_ONLY in confinement,
             "total": round(sum(p["score"] for p in parts), 2) if not error else 0.0,
-            "max": sum(p["points"] for p in parts), "parts": parts, "checks": checks, "mistakes": mistakes}
+            "max": sum(p["points"] for p in parts), "parts": parts, "checks": checks, "mistakes": mistakes,
+            "shown": [list(pair) for pair in dict.fromkeys(tuple(pair) for pair in shown)]}
 
 
 _TITLE = re.compile(r"^\[[^\]]*\]\s*")
@@ -123,8 +126,12 @@ def record_from_gradescope(data: dict, name: str, feedback: str = "") -> dict:
             continue  # named only where the output the student reads says it
         mistakes.append({"part": key[0], "function": str(m.get("function", "")), "check": key[1],
                          "title": str(m.get("title", "")), "text": text, "told": told[key]})
-    return _record(name, feedback, "gradescope", "", "", str(extra.get("confinement", "")), parts, checks, mistakes,
-                   "gradescope") | ({"error": "; ".join(errors)} if errors and not checks else {})
+    shown = [[c["part"], c["function"]] for c in checks if not c["passed"] and (c["part"], c["check"]) not in unread]
+    record = _record(name, feedback, "gradescope", "", "", str(extra.get("confinement", "")), parts, checks, mistakes,
+                     "gradescope", shown)
+    if errors and not checks:
+        record["error"] = "; ".join(errors)
+    return record
 
 
 def _fence(output: str) -> str:
@@ -307,12 +314,15 @@ def build_data(records: list[dict], links: dict[str, str] | None = None, anonymi
     check_rows = sorted(checks.values(), key=lambda e: (e["passed"] / e["runs"], order.get(e["part"], 0), e["id"]))
     for e in check_rows:
         e["pass_rate"] = round(e["passed"] / e["runs"], 4)
-    # failures the feedback named no mistake for, by function
+    # failures of functions whose feedback was printed in full without naming a mistake (a function that only calls a
+    # failed one is told "fix that first": not its own mistake)
     unnamed: dict[tuple, dict] = {}
     for r in graded:
         named = {(m["part"], m["function"]) for m in r["mistakes"]}
+        shown = {tuple(pair) for pair in r.get("shown", [])}
         for c in r["checks"]:
-            if c["passed"] or c["kind"] in _NOT_RUN or (c["part"], c["function"]) in named:
+            key = (c["part"], c["function"])
+            if c["passed"] or c["kind"] in _NOT_RUN or key in named or key not in shown:
                 continue
             e = unnamed.setdefault((c["part"], c["function"]), {"part": c["part"], "function": c["function"],
                                                                 "submissions": [], "checks": {}, "kinds": Counter()})
@@ -496,9 +506,10 @@ def render(data: dict, plots: bool | None = None) -> str:
                  f'{" (бонус)" if c["bonus"] else ""}<br><span class="muted">{_e(c["check"])}</span></td>'
                  f'<td class="n">{c["timeouts"] or ""}</td></tr>')
     h.append("</table>")
-    h.append("<h2>Ошибки без названия</h2><p>Непройденные проверки функций, для которых отзыв работы не назвал "
-             "типичную ошибку (кроме TODO, незагрузившегося модуля и проверок, не запущенных после зависания): "
-             "здесь каталогу типичных ошибок стоит расти.</p>")
+    h.append("<h2>Ошибки без названия</h2><p>Непройденные проверки функций, отзыв о которых напечатан полностью, но "
+             "типичной ошибки не назвал (кроме TODO, незагрузившегося модуля, проверок, не запущенных после зависания, "
+             "и функций, которым отзыв велел сначала исправить вызываемую): здесь каталогу типичных ошибок стоит "
+             "расти.</p>")
     if data["unnamed"]:
         h.append("<table><tr><th>Работ</th><th>Часть / функция</th><th>Проверки (сколько раз не пройдены)</th>"
                  "<th>Работы</th></tr>")

@@ -1,0 +1,139 @@
+"""How fast the class report builds for a big class, and how big it is (a benchmark, not a test).
+
+    python benchmarks/class_report.py [--n 500] [--records FOLDER_OR_BUNDLE] [--tables] [--keep OUT]
+    python benchmarks/class_report.py --pack REPORT/records     # make the recorded sample from a real batch
+    python benchmarks/class_report.py --n 60 --example docs/class-report-example.html   # the docs' example
+
+A synthetic class of ``--n`` submissions is made from recorded results: the records a real
+``check.py HW --batch DIR --report REPORT`` kept (``REPORT/records/``), or the sample the kit ships
+(``benchmarks/data/class_records.json.gz``: a class of 32 graded on every part: the reference, the stubs, and 30
+submissions with one to three typical mistakes of the catalogue in different parts). Each synthetic submission
+takes each part's results (scores, checks' verdicts, the mistakes its feedback named) from a recorded submission
+drawn at random, so the mistakes, their shares and the failures without a name mix as in a real class. The records
+are written to a folder, as a batch writes them, and the report is built from that folder as
+``python -m grader.report_class`` builds it; the script prints the build's wall and CPU time and the sizes of
+index.html, report.json and mistakes.csv. Nothing is graded.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from grader import report_class  # noqa: E402
+
+SAMPLE = Path(__file__).resolve().parent / "data" / "class_records.json.gz"
+
+
+def pack(records_dir: Path, out: Path) -> None:
+    """A compact bundle of a batch's records: each part's checks once; per record only what failed."""
+    records, _ = report_class.read_source(records_dir)
+    catalogue: dict[str, list] = {}
+    for r in records:
+        for c in r["checks"]:
+            rows = catalogue.setdefault(c["part"], [])
+            row = [c["check"], c["title"], c["function"], c["bonus"]]
+            if row not in rows:
+                rows.append(row)
+    packed = []
+    for i, r in enumerate(records):
+        packed.append({**{k: r[k] for k in ("error", "confinement", "parts", "kind")}, "name": f"r{i:02d}",
+                       "ran": sorted({c["part"] for c in r["checks"]}),
+                       "failed": [[c["part"], c["check"], c["kind"]] for c in r["checks"] if not c["passed"]],
+                       "mistakes": r["mistakes"], "shown": r["shown"]})
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(out, "wt", encoding="utf-8") as f:
+        json.dump({"version": 1, "checks": catalogue, "records": packed}, f, ensure_ascii=False)
+    print(f"{out}: {len(packed)} records, {out.stat().st_size / 1024:.0f} KB")
+
+
+def unpack(bundle: Path) -> list[dict]:
+    with gzip.open(bundle, "rt", encoding="utf-8") as f:
+        data = json.load(f)
+    records = []
+    for p in data["records"]:
+        failed = {(part, check): kind for part, check, kind in p["failed"]}
+        checks = [{"part": part, "check": c, "title": t, "function": fn, "bonus": b,
+                   "passed": (part, c) not in failed, "kind": failed.get((part, c), "")}
+                  for part in p["ran"] for c, t, fn, b in data["checks"][part]]
+        records.append(report_class._record(p["name"], "", p["kind"], "", p["error"], p["confinement"], p["parts"],
+                                            checks, p["mistakes"], "batch", p["shown"]))
+    return records
+
+
+def synthetic(recorded: list[dict], n: int, seed: int = 0) -> list[dict]:
+    """``n`` submissions, each part's results taken from a recorded submission drawn at random."""
+    rng = random.Random(seed)
+    parts = [p["id"] for p in next(r for r in recorded if not r["error"])["parts"]]
+    out = []
+    for i in range(n):
+        donor = rng.choice(recorded)
+        if donor["error"] and rng.random() < 0.5:  # a submission that could not be graded stays whole
+            chosen = {pid: donor for pid in parts}
+        else:
+            chosen = {pid: rng.choice([r for r in recorded if not r["error"]]) for pid in parts}
+        name = f"студент-{i + 1:03d}"
+        checks = [c for pid, r in chosen.items() for c in r["checks"] if c["part"] == pid]
+        mistakes = [m for pid, r in chosen.items() for m in r["mistakes"] if m["part"] == pid]
+        shown = [s for pid, r in chosen.items() for s in r["shown"] if s[0] == pid]
+        part_rows = [next(p for p in r["parts"] if p["id"] == pid) for pid, r in chosen.items()]
+        error = donor["error"] if all(r is donor for r in chosen.values()) else ""
+        out.append(report_class._record(name, f"../feedback/{name}.txt", "folder", ".", error,
+                                        donor["confinement"], part_rows, checks, mistakes, "batch", shown))
+    return out
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--n", type=int, default=500, help="submissions in the synthetic class")
+    p.add_argument("--records", default=str(SAMPLE), help="a batch's records folder, or a bundle (--pack)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--tables", action="store_true", help="no matplotlib plots: the histograms as tables")
+    p.add_argument("--keep", metavar="OUT", help="build the report here and keep it (else a temporary folder)")
+    p.add_argument("--pack", metavar="RECORDS", help="pack a batch's records folder into the sample bundle")
+    p.add_argument("--example", metavar="HTML", help="write the docs' example instead: a class of --n, tables, no "
+                                                     "links (docs/class-report-example.html)")
+    args = p.parse_args()
+    if args.pack:
+        pack(Path(args.pack), SAMPLE)
+        return 0
+    source = Path(args.records)
+    recorded = unpack(source) if source.is_file() else report_class.read_source(source)[0]
+    if args.example:
+        data = report_class.build_data(synthetic(recorded, args.n, args.seed), homework="пример: синтетический класс")
+        Path(args.example).write_text(report_class.render(data, plots=False), encoding="utf-8")
+        size = Path(args.example).stat().st_size / 1024
+        print(f"{args.example}: {len(data['submissions'])} submissions, {size:.0f} KB")
+        return 0
+    with tempfile.TemporaryDirectory(prefix="class-report-") as tmp:
+        records_dir = Path(tmp) / "records"
+        for r in synthetic(recorded, args.n, args.seed):
+            report_class.write_record(records_dir, r["name"], r)
+        out = Path(args.keep) if args.keep else Path(tmp) / "report"
+        wall, cpu = time.perf_counter(), time.process_time()
+        records, base = report_class.read_source(records_dir)
+        data = report_class.build(records, out, report_class.links_for(records, base, out),
+                                  plots=False if args.tables else None)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        size = {f: (out / f).stat().st_size for f in ("index.html", "report.json", "mistakes.csv")}
+        stored = sum(f.stat().st_size for f in records_dir.iterdir())
+        plots = "tables" if args.tables or not report_class._plots_available(None) else "matplotlib SVG"
+        print(f"recorded submissions: {len(recorded)} ({source.name}); synthetic class: {len(records)} "
+              f"(records {stored / 1e6:.1f} MB)")
+        print(f"named mistakes: {len(data['mistakes'])}; checks: {len(data['checks'])}; "
+              f"functions with unnamed failures: {len(data['unnamed'])}; histograms: {plots}")
+        print(f"build (read the records, write the report): {wall:.2f} s wall, {cpu:.2f} s CPU")
+        print("sizes: " + ", ".join(f"{f} {b / 1024:.0f} KB" for f, b in size.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
