@@ -329,3 +329,8 @@ def test_the_page_parses_and_loads_nothing_and_the_json_validates(graded_class):
     gs = json.loads((tmp / "gradescope" / "report.json").read_text(encoding="utf-8"))
     assert {(m["part"], m["text"]) for m in data["mistakes"]} <= {(m["part"], m["text"]) for m in gs["mistakes"]}
     assert [c["pass_rate"] for c in gs["checks"]] == [c["pass_rate"] for c in data["checks"]]
+
+
+def test_report_needs_a_batch(tmp_path):
+    proc = run_check(HW, "ppo", "--report", str(tmp_path / "report"))
+    assert proc.returncode == 2 and "--batch" in proc.stderr and "grader.report_class" in proc.stderr
