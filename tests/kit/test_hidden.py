@@ -166,3 +166,19 @@ def test_every_function_has_an_exact_check_on_hidden_inputs(tmp_path):
     exact = {f for item in items if item["twin"] or item["grade_only"] for f in item["subjects"]}
     graded = {f for item in items for f in item["subjects"]}
     assert graded and graded <= exact, sorted(graded - exact)
+
+
+def test_gradescope_shows_a_failure_on_hidden_inputs_only_after_publishing_and_rows_name_their_rules():
+    from grader import export
+    from grader.homeworks import Part
+    from grader.results import CheckResult, PartResult
+
+    part = Part("p", "часть", "m", "test_m.py", 10)
+    checks = [CheckResult("t.py::test_a[0]", "test_a[0]", "а", "failed", "hidden", "Открытые случаи пройдены, но …"),
+              CheckResult("t.py::test_b", "test_b", "б", "failed", "check", "ожидалось 1")]
+    result = PartResult(part, checks, inputs="hidden", secret="abc123def456", kit="0123456789ab")
+    data = export.set_visibility(export.gradescope([result], 1.0), [], "visible")
+    assert [t["visibility"] for t in data["tests"]] == ["after_published", "visible"]
+    assert data["extra_data"]["secret"] == "abc123def456" and data["extra_data"]["inputs"] == "hidden"
+    row = export.csv_row("alice", [result])
+    assert (row["inputs"], row["secret"], row["kit"]) == ("hidden", "abc123def456", "0123456789ab")
