@@ -123,8 +123,9 @@ def gated(checks: list[CheckResult], show_hidden: bool = False) -> list[CheckRes
         if c.twin:
             twins.setdefault(c.name.split("[")[0] + "[" + c.twin + "]", []).append(c)
         if c.twin or c.grade_only:
-            for f in c.subjects:
-                works[f] = works.get(f, False) or c.passed
+            for f in c.subjects:  # a check of several functions that failed on one says nothing of the others
+                if c.passed or f == c.subject or len(c.subjects) == 1:
+                    works[f] = works.get(f, False) or c.passed
     for c in checks:
         if c.twin or c.grade_only or not c.passed:
             continue

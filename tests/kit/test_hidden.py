@@ -70,6 +70,17 @@ def test_a_check_without_a_twin_counts_when_its_function_passes_a_hidden_check()
     assert "не проходит ни одной проверки на скрытых входах" in none_passes["test_lesson"].message
 
 
+def test_a_check_of_two_functions_that_fails_on_one_closes_the_gate_of_that_one_only():
+    items = [item("test_f", "f"), item("test_g", "g"), item("test_fg[0]", "f"),
+             {**item("test_fg[hidden-0]", "f", twin="0"), "subjects": ["f", "g"]}, item("test_g1[0]", "g"),
+             item("test_g1[hidden-0]", "g", twin="0")]
+    records = [{"event": "collected", "items": items}, result("test_f", "passed"), result("test_g", "passed"),
+               result("test_fg[0]", "passed"), {**result("test_fg[hidden-0]", "failed"), "subject": "g"},
+               result("test_g1[0]", "passed"), result("test_g1[hidden-0]", "passed")]
+    got = {c.name: c.passed for c in check_results(records)}
+    assert got == {"test_f": True, "test_g": True, "test_fg[0]": False, "test_g1[0]": True}
+
+
 def test_a_failed_public_check_keeps_its_own_message():
     items = [item("test_r[0]"), item("test_r[hidden-0]", twin="0")]
     got = graded(items, [("test_r[0]", "failed", "своё сообщение"), ("test_r[hidden-0]", "failed", "другое")])
@@ -145,7 +156,7 @@ def test_without_namespaces_a_worker_run_as_nobody_cannot_read_the_answer_key():
     assert os.waitstatus_to_exitcode(status) == 0, "nobody read the answer key"
 
 
-def test_every_function_has_an_exact_check_on_hidden_inputs(tmp_path):
+def test_every_function_has_an_exact_check_on_hidden_inputs_of_its_own(tmp_path):
     """Only an exact check on hidden inputs (a twin, or a check run only in the grade) opens the gate of a function's
     other checks (grader.runner.gated): a function without one would keep its worked examples ungated, which a table
     of the public answers passes."""
@@ -163,7 +174,9 @@ def test_every_function_has_an_exact_check_on_hidden_inputs(tmp_path):
                    env=dict(os.environ, HWKIT_INPUTS="hidden", PYTHONPATH=str(ROOT)))
     items = next(json.loads(line) for line in events.read_text(encoding="utf-8").splitlines()
                  if json.loads(line).get("event") == "collected")["items"]
-    exact = {f for item in items if item["twin"] or item["grade_only"] for f in item["subjects"]}
+    # of one function each: a check of several that fails on one of them closes the gate of that one only
+    exact = {f for item in items if (item["twin"] or item["grade_only"]) and len(item["subjects"]) == 1
+             for f in item["subjects"]}
     graded = {f for item in items for f in item["subjects"]}
     assert graded and graded <= exact, sorted(graded - exact)
 
