@@ -107,10 +107,11 @@ def inputs(argnames: str, argvalues: list, ids: list[str] | None = None, *, seed
             if not hidden_mode(tests_dir):
                 params.append(pytest.param(*case, id=case_id))
             elif behaviour:
-                params.append(pytest.param(*hidden, id=case_id, marks=pytest.mark.inputs(hidden=True)))
+                params.append(pytest.param(*hidden, id=case_id, marks=pytest.mark.inputs(hidden=True, seed=seed)))
             else:
                 params.append(pytest.param(*case, id=case_id))
                 params.append(pytest.param(*hidden, id=HIDDEN_PREFIX + case_id,
-                                           marks=pytest.mark.inputs(hidden=True, twin=case_id)))
+                                           marks=pytest.mark.inputs(hidden=True, twin=case_id,
+                                                                    seed=seed)))
         return pytest.mark.parametrize(argnames, params)(test)
     return wrap

@@ -354,7 +354,10 @@ def _work_out_title(item) -> tuple[str, float, bool, tuple[str, ...]]:
         doc = (getattr(item.obj, "__doc__", None) or "").strip().splitlines()
         return (doc[0] if doc else item.name), 1.0, False, ()
     title = marker.args[0] if marker.args else item.name
-    params = getattr(getattr(item, "callspec", None), "params", {})
+    params = dict(getattr(getattr(item, "callspec", None), "params", {}))
+    for mark in item.iter_markers("inputs"):  # a hidden seed is a hidden number: no title tells it
+        if mark.kwargs.get("seed") in params:
+            params[mark.kwargs["seed"]] = "скрытый"
     title = _PLACEHOLDER.sub(lambda m: _fill(m, params), title)
     subjects = tuple(_PLACEHOLDER.sub(lambda m: _fill(m, params), str(s)) for s in marker.kwargs.get("subject", ()))
     return title, float(marker.kwargs.get("weight", 1.0)), bool(marker.kwargs.get("bonus", False)), subjects
