@@ -24,6 +24,7 @@ import importlib.util
 import json
 import math
 import sys
+import types
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -193,6 +194,8 @@ def fingerprint(value, depth: int = 0):
         return [fingerprint(v, depth) for v in value]
     if isinstance(value, dict):
         return {"dict": [[fingerprint(k, depth), fingerprint(v, depth)] for k, v in value.items()]}
+    if isinstance(value, types.ModuleType) or hasattr(type(value), "__getattr__"):
+        raise TypeError("a module (the student's, or a proxy of it) is no input to record")
     if callable(value) and hasattr(value, "__qualname__"):
         return {"callable": value.__qualname__}
     if hasattr(value, "__dict__"):
