@@ -1,6 +1,6 @@
 """What the kit's own test suite costs, as a multiple of grading the reference once (a benchmark, not a test).
 
-    python benchmarks/kit_suite_cost.py [--install] [--fast] [-- PYTEST ARGS]
+    python benchmarks/kit_suite_cost.py [--install] [--fast] [--by-file] [-- PYTEST ARGS]
 
 Measured in one run, each in a fresh process, as CPU time (user + system) of the process and everything it waited
 for, and wall time:
@@ -11,7 +11,9 @@ for, and wall time:
   (pip's cache makes it cheaper than a first download; the figure is a floor);
 - the kit suite, ``python -m pytest`` (``--fast``: ``-m "not slow"``, the everyday loop).
 It prints each figure and the suite's CPU (install included when measured) as a multiple of the unit's, against the
-budget of 28× for the whole suite.
+budget of 28× for the whole suite. ``--by-file`` then runs each test file in a pytest process of its own and prints
+the costliest first, in units (a session fixture two files share, the catalogue of mistakes, is paid by each: the
+column sums to more than the suite).
 """
 from __future__ import annotations
 
@@ -57,6 +59,7 @@ def main() -> int:
     p.add_argument("--homework", default="s6-hw00-rl-foundations")
     p.add_argument("--install", action="store_true", help="also measure pip install -e .[dev] into a fresh venv")
     p.add_argument("--fast", action="store_true", help='the everyday loop: pytest -m "not slow"')
+    p.add_argument("--by-file", action="store_true", help="then each test file alone, the costliest first")
     p.add_argument("pytest_args", nargs="*", help="further arguments for pytest (after --)")
     args = p.parse_args()
     sys.path.insert(0, str(ROOT))
@@ -86,7 +89,15 @@ def main() -> int:
     what = "suite and install" if args.install else "suite (install not measured: --install)"
     whole = not (args.fast or args.pytest_args)
     verdict = f"; budget ≤ {BUDGET:g}×: {'ok' if ratio <= BUDGET else 'MISSED'}" if whole else ""
-    print(f"{what}: CPU {total:.1f} s = {ratio:.1f}× the unit{verdict}")
+    print(f"{what}: CPU {total:.1f} s = {ratio:.1f}× the unit{verdict}", flush=True)
+    if args.by_file:
+        rows = []
+        for path in sorted((ROOT / "tests" / "kit").glob("test_*.py")):
+            cpu, wall, code = measure([*cmd, str(path.relative_to(ROOT))], cwd=str(ROOT), stdout=subprocess.DEVNULL)
+            rows.append((cpu, wall, code, path.name))
+        for cpu, wall, code, name in sorted(rows, reverse=True):
+            print(f"{cpu:7.1f} s CPU {cpu / unit[0]:6.1f}× {wall:6.1f} s wall  {name}"
+                  + ("" if code in (0, 5) else f" (exit {code})"))
     return 0
 
 

@@ -25,7 +25,6 @@ import ast
 import json
 import os
 import re
-import resource
 import shutil
 import subprocess
 import symtable
@@ -39,6 +38,7 @@ from grader import homeworks
 from grader.boundary import confine
 from grader.homeworks import ROOT
 from grader.runner import checking_environment
+from kit import run_measured
 
 PREFIX = "_paste_"  # a copy's file as a module beside the submission
 
@@ -354,11 +354,8 @@ def grade_rounds(hw_name: str, folders: list[Path], all_rounds: list[Round], tmp
     job.write_text(json.dumps({"homework": hw_name, "rounds": [
         {"folder": str(f), "fresh": r.fresh} for f, r in zip(folders, all_rounds)]}), encoding="utf-8")
     token = uuid.uuid4().hex
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run([sys.executable, str(RUN), str(job), str(out)], capture_output=True, text=True,
-                          env=checking_environment(token, "hidden"), cwd=str(tmp), timeout=3600)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc, cpu = run_measured([sys.executable, str(RUN), str(job), str(out)], 3600,
+                             env=checking_environment(token, "hidden"), cwd=str(tmp))
     confine.reap(token)
     assert out.is_file(), f"grading the rounds failed:\n{proc.stdout}\n{proc.stderr}"
-    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     return json.loads(out.read_text(encoding="utf-8")), cpu

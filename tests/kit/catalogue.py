@@ -64,6 +64,7 @@ class Graded:
         for key, ps in sorted(parts.items(), key=lambda item: -cost[item[0]]):
             n = max(1, min(len(ps), math.floor(cost[key] / share + 0.5)))
             chunks += [(key, ps[i::n]) for i in range(n)]
+        tmp_factory.getbasetemp()  # made here, once: threads making it at once remove each other's (--basetemp)
         self.pool = ThreadPoolExecutor(max_workers=cpus)
         self.futures, self.whole = {}, {}
         for key, ps in chunks:

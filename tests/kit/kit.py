@@ -5,6 +5,8 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 from grader.homeworks import ROOT
@@ -25,3 +27,26 @@ def run_check_json(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProc
     proc = run_check(*args, "--json", str(out))
     assert out.is_file(), f"no results.json; the grader printed:\n{proc.stdout}\n{proc.stderr}"
     return proc, json.loads(out.read_text(encoding="utf-8"))
+
+
+def run_measured(cmd: list[str], timeout: float, **popen) -> tuple[subprocess.CompletedProcess, float]:
+    """Run ``cmd`` (its output captured) and return it with the CPU seconds of that process and of every process it
+    waited for, its own figure even while other processes of this one run beside it."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, **popen)
+        deadline = time.monotonic() + timeout
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                proc.kill()
+                pid, status, usage = os.wait4(proc.pid, 0)
+                break
+            time.sleep(0.05)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        done = subprocess.CompletedProcess(cmd, proc.returncode, out.read().decode("utf-8", "replace"),
+                                           err.read().decode("utf-8", "replace"))
+    return done, usage.ru_utime + usage.ru_stime

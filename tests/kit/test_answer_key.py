@@ -14,10 +14,10 @@ A part's checks pass these only when every check of the part takes its expected 
 from __future__ import annotations
 
 import json
-import resource
-import subprocess
+import os
 import sys
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,8 +26,9 @@ import pytest
 import answer_key_lookup as lookup_attack
 import answer_key_paste as paste_attack
 from grader import homeworks
+from grader.homeworks import ROOT
 from grader.release import release
-from kit import HW, run_check_json
+from kit import CHECK, HW, run_check_json, run_measured
 
 pytestmark = pytest.mark.slow  # releases a copy and grades hundreds of submissions
 
@@ -46,6 +47,24 @@ def part_scores(results: dict) -> dict[str, tuple[float, float]]:
 def passed_checks(results: dict, part: str) -> list[str]:
     return [t["extra_data"]["check"] for t in results["tests"]
             if t["extra_data"]["part"] == part and t["status"] == "passed"]
+
+
+# ---- both attacks, started as soon as the session is collected ------------------------------------------------
+
+_STARTED: dict = {}
+
+
+def attacks(tmp_path_factory) -> dict[str, Future]:
+    """The paste and the lookup attacks, each graded in a thread of its own from the moment the session is collected
+    (tests/kit/conftest.py), beside the other tests, which leave a core idle most of the time; their tests run
+    last. Started here if the conftest did not."""
+    if not _STARTED:
+        tmp_path_factory.getbasetemp()  # made here, once: threads making it at once remove each other's (--basetemp)
+        pool = ThreadPoolExecutor(max_workers=2)
+        _STARTED["paste"] = pool.submit(_paste, tmp_path_factory.mktemp("paste"))
+        _STARTED["lookup"] = pool.submit(_lookup, tmp_path_factory.mktemp("lookup"))
+        pool.shutdown(wait=False)
+    return _STARTED
 
 
 # ---- the paste attack ---------------------------------------------------------------------------------------
@@ -69,9 +88,7 @@ class Paste:
                 f"{self.cpu:.0f} s CPU, {self.wall:.0f} s wall")
 
 
-@pytest.fixture(scope="module")
-def paste(tmp_path_factory) -> Paste:
-    tmp = tmp_path_factory.mktemp("paste")
+def _paste(tmp: Path) -> Paste:
     release(tmp / "copy")
     copy = paste_attack.read_copy(tmp / "copy", HW)
     paste_attack.fit(copy, HW, tmp)
@@ -81,7 +98,12 @@ def paste(tmp_path_factory) -> Paste:
         paste_attack.write_round(copy, HW, one, folder, tmp / "pool")
     started = time.perf_counter()
     graded, cpu = paste_attack.grade_rounds(HW, folders, all_rounds, tmp)
-    result = Paste(copy, all_rounds, folders, graded, cpu, time.perf_counter() - started)
+    return Paste(copy, all_rounds, folders, graded, cpu, time.perf_counter() - started)
+
+
+@pytest.fixture(scope="module")
+def paste(tmp_path_factory) -> Paste:
+    result = attacks(tmp_path_factory)["paste"].result()
     print(f"\npaste attack: {result.cost()}")
     return result
 
@@ -129,30 +151,32 @@ class Lookup:
     graded: dict  # results.json of the grade (hidden inputs too)
     public: dict  # results.json of the self-check (--public)
     remembered: int  # calls remembered
+    cpu: float  # CPU seconds of the recording and the two gradings
 
 
-def children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+def _lookup(tmp: Path) -> Lookup:
+    recorded = tmp / "recorded.json"
+    proc, cpu = run_measured([sys.executable, str(Path(lookup_attack.__file__)), HW, str(recorded)], 1200,
+                             cwd=str(tmp))
+    assert recorded.is_file(), proc.stdout + proc.stderr
+    memory = json.loads(recorded.read_text(encoding="utf-8"))["memory"]
+    lookup_attack.write_submission(HW, memory, tmp / "submission")
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    graded, more = run_measured([*CHECK, HW, "--dir", str(tmp / "submission"), "--json", str(tmp / "grade.json")],
+                                600, cwd=str(ROOT), env=env)
+    public, most = run_measured([*CHECK, HW, "--dir", str(tmp / "submission"), "--public", "--json",
+                                 str(tmp / "public.json")], 600, cwd=str(ROOT), env=env)
+    for proc, out in ((graded, tmp / "grade.json"), (public, tmp / "public.json")):
+        assert out.is_file(), f"no results.json; the grader printed:\n{proc.stdout}\n{proc.stderr}"
+    return Lookup(tmp / "submission", json.loads((tmp / "grade.json").read_text(encoding="utf-8")),
+                  json.loads((tmp / "public.json").read_text(encoding="utf-8")),
+                  sum(len(v) for v in memory.values()), cpu + more + most)
 
 
 @pytest.fixture(scope="module")
 def lookup(tmp_path_factory) -> Lookup:
-    tmp = tmp_path_factory.mktemp("lookup")
-    cpu, started = children_cpu(), time.perf_counter()
-    recorded = tmp / "recorded.json"
-    proc = subprocess.run([sys.executable, str(Path(lookup_attack.__file__)), HW, str(recorded)], cwd=str(tmp),
-                          capture_output=True, text=True, timeout=1200)
-    assert recorded.is_file(), proc.stdout + proc.stderr
-    memory = json.loads(recorded.read_text(encoding="utf-8"))["memory"]
-    lookup_attack.write_submission(HW, memory, tmp / "submission")
-    (tmp / "grade").mkdir()
-    (tmp / "public").mkdir()
-    _, graded = run_check_json(tmp / "grade", HW, "--dir", str(tmp / "submission"))
-    _, public = run_check_json(tmp / "public", HW, "--dir", str(tmp / "submission"), "--public")
-    result = Lookup(tmp / "submission", graded, public, sum(len(v) for v in memory.values()))
-    print(f"\nlookup attack: {result.remembered} calls remembered, 1 recording and 2 gradings; "
-          f"{children_cpu() - cpu:.0f} s CPU, {time.perf_counter() - started:.0f} s wall")
+    result = attacks(tmp_path_factory)["lookup"].result()
+    print(f"\nlookup attack: {result.remembered} calls remembered, 1 recording and 2 gradings; {result.cpu:.0f} s CPU")
     return result
 
 
