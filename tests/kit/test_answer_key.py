@@ -55,12 +55,13 @@ _STARTED: dict = {}
 
 
 def attacks(tmp_path_factory) -> dict[str, Future]:
-    """The paste and the lookup attacks, each graded in a thread of its own from the moment the session is collected
-    (tests/kit/conftest.py), beside the other tests, which leave a core idle most of the time; their tests run
-    last. Started here if the conftest did not."""
+    """The paste and the lookup attacks, graded one after the other in a thread from the moment the session is
+    collected (tests/kit/conftest.py), beside the other tests, which leave a core idle most of the time (more
+    processes at once than cores would only cost CPU time); their tests run last. Started here if the conftest did
+    not."""
     if not _STARTED:
         tmp_path_factory.getbasetemp()  # made here, once: threads making it at once remove each other's (--basetemp)
-        pool = ThreadPoolExecutor(max_workers=2)
+        pool = ThreadPoolExecutor(max_workers=1)
         _STARTED["paste"] = pool.submit(_paste, tmp_path_factory.mktemp("paste"))
         _STARTED["lookup"] = pool.submit(_lookup, tmp_path_factory.mktemp("lookup"))
         pool.shutdown(wait=False)
