@@ -48,7 +48,9 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 def pytest_collection_finish(session):
-    """Start the gradings of the attacks on the answer key (tests/kit/test_answer_key.py) when they are selected."""
-    mine = next((item for item in session.items if item.path.name == "test_answer_key.py"), None)
-    if mine is not None and not session.config.option.collectonly:
-        mine.module.attacks(session.config._tmp_path_factory)  # what the tmp_path_factory fixture gives
+    """Start the gradings of the attacks on the answer key (tests/kit/test_answer_key.py) that selected tests use."""
+    mine = [item for item in session.items if item.path.name == "test_answer_key.py"]
+    wanted = {name for item in mine for name in ("paste", "lookup") if name in item.fixturenames}
+    if wanted and not session.config.option.collectonly:
+        # session.config._tmp_path_factory: what the tmp_path_factory fixture gives
+        mine[0].module.attacks(session.config._tmp_path_factory, wanted)

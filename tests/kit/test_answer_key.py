@@ -51,20 +51,20 @@ def passed_checks(results: dict, part: str) -> list[str]:
 
 # ---- both attacks, started as soon as the session is collected ------------------------------------------------
 
-_STARTED: dict = {}
+_STARTED: dict[str, Future] = {}
+_POOL: list[ThreadPoolExecutor] = []
 
 
-def attacks(tmp_path_factory) -> dict[str, Future]:
-    """The paste and the lookup attacks, graded one after the other in a thread from the moment the session is
-    collected (tests/kit/conftest.py), beside the other tests, which leave a core idle most of the time (more
-    processes at once than cores would only cost CPU time); their tests run last. Started here if the conftest did
-    not."""
-    if not _STARTED:
+def attacks(tmp_path_factory, wanted: set[str]) -> dict[str, Future]:
+    """The gradings of the attacks ``wanted`` ("paste", "lookup"), one after the other in a thread, from the moment
+    the session is collected (tests/kit/conftest.py): beside the other tests, which leave a core idle most of the
+    time (more processes at once than cores would only cost CPU time); their tests run last. Started here for an
+    attack the conftest did not start."""
+    if not _POOL:
         tmp_path_factory.getbasetemp()  # made here, once: threads making it at once remove each other's (--basetemp)
-        pool = ThreadPoolExecutor(max_workers=1)
-        _STARTED["paste"] = pool.submit(_paste, tmp_path_factory.mktemp("paste"))
-        _STARTED["lookup"] = pool.submit(_lookup, tmp_path_factory.mktemp("lookup"))
-        pool.shutdown(wait=False)
+        _POOL.append(ThreadPoolExecutor(max_workers=1))
+    for name in sorted(set(wanted) - set(_STARTED)):  # "lookup" before "paste": the shorter first
+        _STARTED[name] = _POOL[0].submit({"paste": _paste, "lookup": _lookup}[name], tmp_path_factory.mktemp(name))
     return _STARTED
 
 
@@ -104,7 +104,7 @@ def _paste(tmp: Path) -> Paste:
 
 @pytest.fixture(scope="module")
 def paste(tmp_path_factory) -> Paste:
-    result = attacks(tmp_path_factory)["paste"].result()
+    result = attacks(tmp_path_factory, {"paste"})["paste"].result()
     print(f"\npaste attack: {result.cost()}")
     return result
 
@@ -176,7 +176,7 @@ def _lookup(tmp: Path) -> Lookup:
 
 @pytest.fixture(scope="module")
 def lookup(tmp_path_factory) -> Lookup:
-    result = attacks(tmp_path_factory)["lookup"].result()
+    result = attacks(tmp_path_factory, {"lookup"})["lookup"].result()
     print(f"\nlookup attack: {result.remembered} calls remembered, 1 recording and 2 gradings; {result.cpu:.0f} s CPU")
     return result
 
