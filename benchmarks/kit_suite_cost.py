@@ -6,8 +6,8 @@ Measured in one run, each in a fresh process, as CPU time (user + system) of the
 for, and wall time:
 - the unit: the reference solutions graded in one process, as the notebook's self-check grades them
   (``grader.notebook.check`` on the solutions' functions, every part), three times before the suite and twice
-  after it: the median (a virtual machine's CPU second is not the same all day: one grading's figure drifted by
-  a fifth between runs of the same code);
+  after it: the median (a virtual machine's CPU second is not the same all day: the same code's figure ranged
+  over a third within one run of this benchmark);
 - with ``--install``: ``pip install -c constraints.txt -e ".[dev]"`` into a new virtual environment, as CI does on a
   fresh machine
   (pip's cache makes it cheaper than a first download; the figure is a floor);
@@ -70,8 +70,7 @@ def main() -> int:
 
     hw = homeworks.load(args.homework)
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}", flush=True)
-    units = []
-
+    units: list[float] = []
     reference = UNIT.format(root=str(ROOT), solutions=str(hw.solutions_dir), hw=hw.name)
 
     def grade_reference(times: int) -> None:

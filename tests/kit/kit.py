@@ -15,11 +15,15 @@ HW = "s6-hw00-rl-foundations"
 CHECK = [sys.executable, str(ROOT / "homework" / "check.py")]
 
 
+def check_env(env_extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment the kit's tests run the grader's command line in."""
+    return dict(os.environ, PYTHONDONTWRITEBYTECODE="1", **(env_extra or {}))
+
+
 def run_check(*args: str, cwd: Path = ROOT, timeout: float = 300,
               env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", **(env_extra or {}))
     return subprocess.run([*CHECK, *args], cwd=str(cwd), capture_output=True, text=True, encoding="utf-8",
-                          timeout=timeout, env=env)
+                          timeout=timeout, env=check_env(env_extra))
 
 
 def run_check_json(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess, dict]:

@@ -14,7 +14,6 @@ A part's checks pass these only when every check of the part takes its expected 
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -28,7 +27,7 @@ import answer_key_paste as paste_attack
 from grader import homeworks
 from grader.homeworks import ROOT
 from grader.release import release
-from kit import CHECK, HW, run_check_json, run_measured
+from kit import CHECK, HW, check_env, run_check_json, run_measured
 
 pytestmark = pytest.mark.slow  # releases a copy and grades hundreds of submissions
 
@@ -162,11 +161,10 @@ def _lookup(tmp: Path) -> Lookup:
     assert recorded.is_file(), proc.stdout + proc.stderr
     memory = json.loads(recorded.read_text(encoding="utf-8"))["memory"]
     lookup_attack.write_submission(HW, memory, tmp / "submission")
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     graded, more = run_measured([*CHECK, HW, "--dir", str(tmp / "submission"), "--json", str(tmp / "grade.json")],
-                                600, cwd=str(ROOT), env=env)
+                                600, cwd=str(ROOT), env=check_env())
     public, most = run_measured([*CHECK, HW, "--dir", str(tmp / "submission"), "--public", "--json",
-                                 str(tmp / "public.json")], 600, cwd=str(ROOT), env=env)
+                                 str(tmp / "public.json")], 600, cwd=str(ROOT), env=check_env())
     for proc, out in ((graded, tmp / "grade.json"), (public, tmp / "public.json")):
         assert out.is_file(), f"no results.json; the grader printed:\n{proc.stdout}\n{proc.stderr}"
     return Lookup(tmp / "submission", json.loads((tmp / "grade.json").read_text(encoding="utf-8")),
