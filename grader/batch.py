@@ -34,10 +34,14 @@ from grader.runner import run_parts
 
 _IGNORED = {"__pycache__", ".ipynb_checkpoints", ".git", ".pytest_cache"}
 UNCONFINED_WARNING = (
-    "внимание: пространства имён Linux здесь недоступны, поэтому код работ выполняется без изоляции файловой "
-    "системы и сети — только в отдельных процессах с ограничениями ресурсов. Работа, написанная со злым умыслом, "
-    "может прочитать solutions/ и чужие работы или изменить файлы набора. Для оценок в ведомость проверяйте "
-    "на Linux, где работает `unshare --user` (например, в контейнере CI).")
+    "внимание: код работ выполняется без изоляции (--allow-unconfined): ни пространств имён Linux, ни отдельного "
+    "пользователя, только отдельные процессы с ограничениями ресурсов. Работа, написанная со злым умыслом, может "
+    "прочитать ключ ответов, секрет, solutions/ и чужие работы или изменить файлы набора. Для оценок в ведомость "
+    "проверяйте на Linux от root или там, где работает `unshare --user`.")
+SEPARATE_USER_NOTE = (
+    "пространств имён Linux здесь нет: код каждой работы выполняется от имени отдельного пользователя (uid {first} и "
+    "далее), которому недоступны ключ ответов, секрет, solutions/, чужие работы и выходные файлы; память и диск на "
+    "работу в целом не ограничены (cgroups не используются).")
 
 
 @dataclass
@@ -129,8 +133,9 @@ def grade_submission(hw: Homework, parts: list[tuple[Part, list[str] | None]], s
     started = time.perf_counter()
     if sub.error:  # nothing to grade
         return sub
-    try:
-        sub.results = run_parts(hw, parts, str(sub.path.resolve()), timeout)  # one checking process per submission
+    try:  # one checking process per submission, its workers a user of its own (without namespaces)
+        with confine.lease() as uid:
+            sub.results = run_parts(hw, parts, str(sub.path.resolve()), timeout, uid=uid)
     except Exception as exc:  # noqa: BLE001 - one submission must never stop the batch
         sub.error = f"{type(exc).__name__}: {exc}"
         sub.results = []
@@ -202,7 +207,7 @@ def write_feedback(hw: Homework, sub: Submission, out: Path) -> list[dict]:
 def run(hw: Homework, parts: list[tuple[Part, list[str] | None]], folder: Path, jobs: int = 2,
         timeout: float | None = None, csv_path: str | None = None, stream=None,
         feedback_dir: str | None = None, allow_default_secret: bool = False,
-        report_dir: str | None = None) -> list[Submission]:
+        report_dir: str | None = None, allow_unconfined: bool = False) -> list[Submission]:
     """Grade every submission in ``folder``; write the CSV (and, with ``feedback_dir``, each student's
     feedback; with ``report_dir``, each submission's record and the class report); print a summary table to stdout.
     A grade for the record: hidden inputs too, from the instructor's secret (grader.secret); the kit's default
@@ -211,6 +216,8 @@ def run(hw: Homework, parts: list[tuple[Part, list[str] | None]], folder: Path, 
 
     if refused(hw, allow_default_secret):
         raise UsageError(refused(hw, allow_default_secret))
+    if confine.unconfined_refused(allow_unconfined):
+        raise UsageError(confine.unconfined_refused(allow_unconfined))
     if not folder.is_dir():
         raise UsageError(f"папки с работами {folder} нет")
     report = Path(report_dir).resolve() if report_dir else None
@@ -224,10 +231,11 @@ def run(hw: Homework, parts: list[tuple[Part, list[str] | None]], folder: Path, 
     subs = find_submissions(folder, hw)
     if not subs:
         raise UsageError(f"в папке {folder} нет работ: ожидаются папки с модулями или тетрадки .ipynb")
-    if not confine.namespaces_available():
-        print(UNCONFINED_WARNING, file=stream or sys.stderr)
+    if confine.mode() != "namespaces":
+        print(SEPARATE_USER_NOTE.format(first=confine.UID_BASE) if confine.mode() == "user" else UNCONFINED_WARNING,
+              file=stream or sys.stderr)
     progress = _Progress(len(subs), stream)
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
+    with confine.closed_to_workers(folder), ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = [pool.submit(grade_submission, hw, parts, sub, timeout) for sub in subs]
         for future in as_completed(futures):
             progress.update(future.result())
@@ -235,11 +243,13 @@ def run(hw: Homework, parts: list[tuple[Part, list[str] | None]], folder: Path, 
     told: dict[str, list[dict]] = {}
     if feedback is not None:
         feedback.mkdir(parents=True, exist_ok=True)
+        confine.private(feedback)
         for sub in subs:
             told[sub.stem] = write_feedback(hw, sub, feedback)
     rows = [csv_row(sub, hw, [p for p, _ in parts]) for sub in subs]
     if csv_path:
         export.write_csv(csv_path, rows)
+        confine.private(csv_path)
     print(summary(hw, subs, [p for p, _ in parts]))
     if report is not None:
         print(write_report(hw, subs, [p for p, _ in parts], rows, told, feedback, report))
@@ -255,6 +265,8 @@ def write_report(hw: Homework, subs: list[Submission], parts: list[Part], rows: 
     from grader import report_class
 
     records_dir = report / "records"
+    report.mkdir(parents=True, exist_ok=True)
+    confine.private(report)
     for sub, row in zip(subs, rows):
         link = os.path.relpath(feedback / f"{sub.stem}.txt", records_dir)
         error = sub.error or ("" if sub.results else "нет результатов")

@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import escape, export, homeworks
+from grader.boundary import confine
 from grader.hidden import hidden_available, secret_path
 from grader.homeworks import ROOT, Homework, UsageError, tomllib
 
@@ -319,9 +320,12 @@ def _write_zip(out: Path, own: dict[str, tuple[str, bool]], contents: dict[str, 
 
 def build(out: Path, homework: str | None = None, parts: list[str] | None = None,
           rules: list[tuple[str, str]] | None = None, default: str = "visible", force: bool = False,
-          allow_default_secret: bool = False, hidden_inputs: str = "after_published") -> list[str]:
+          allow_default_secret: bool = False, hidden_inputs: str = "after_published",
+          allow_unconfined: bool = False) -> list[str]:
     """Write the autograder zip ``out``; return the names it holds. It grades hidden inputs too, from the
-    instructor's secret (grader.secret); with the kit's default secret only when ``allow_default_secret``."""
+    instructor's secret (grader.secret); with the kit's default secret only when ``allow_default_secret``. A container
+    that confines the submission's code neither by namespaces nor by a user of its own grades nobody, unless
+    ``allow_unconfined``."""
     from grader import release  # an instructor tool: in the kit, not in the zip
 
     hw, parts = _chosen(homework, parts)
@@ -338,7 +342,8 @@ def build(out: Path, homework: str | None = None, parts: list[str] | None = None
     contents.update(_secret(hw, allow_default_secret))
     deps, requires_python = requirements(ROOT)
     config = {"homework": hw.name, "parts": parts, "default_visibility": default, "hidden_inputs": hidden_inputs,
-              "visibility": [[spec, level] for spec, level in rules], "kit": _kit_version(ROOT)}
+              "visibility": [[spec, level] for spec, level in rules], "kit": _kit_version(ROOT),
+              "allow_unconfined": bool(allow_unconfined)}
     own = {"setup.sh": (_setup_sh(requires_python), True), "run_autograder": (RUN_AUTOGRADER, True),
            "requirements.txt": ("".join(d + "\n" for d in deps), False),
            CONFIG: (json.dumps(config, ensure_ascii=False, indent=2) + "\n", False)}
@@ -536,7 +541,12 @@ def grade(root: Path, config: dict) -> dict:
         found = Found("none", remarks=[f"Отправку не удалось прочитать: {escape.name(str(exc))}"])
     print(f"{hw.name}, parts {' '.join(graded)}; the kit in {ROOT} (commit {config.get('kit', {}).get('commit')})")
     print("\n".join(found.remarks), flush=True)
-    if found.kind == "none":
+    print(f"confinement: {confine.mode()}", flush=True)
+    unconfined = confine.unconfined_refused(bool(config.get("allow_unconfined")))
+    if unconfined:  # the instructor's log says it as well as the student's page
+        print(unconfined, flush=True)
+        data = _not_graded(hw, graded, unconfined)
+    elif found.kind == "none":
         data = _not_graded(hw, graded, "в отправке нет решения: ни модулей, ни тетрадки .ipynb")
     else:
         with tempfile.TemporaryDirectory(prefix="gradescope-") as tmp:
@@ -609,6 +619,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--force", action="store_true", help="do not refuse when generated files are stale")
     p.add_argument("--allow-default-secret", action="store_true",
                    help="grade hidden inputs from the kit's default secret (for a trial; see python -m grader.secret)")
+    p.add_argument("--allow-unconfined", action="store_true",
+                   help="grade even where the container confines the submission's code neither by namespaces nor by "
+                        "a user of its own (the code could then read the answer key and the secret)")
     p.add_argument("--autograde", action="store_true", help="grade a submission (what run_autograder calls)")
     p.add_argument("--root", default=None, help=f"with --autograde: the autograder's root (default: ${ROOT_ENV} "
                                                 "or /autograder)")
@@ -620,7 +633,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rules = [parse_rule(r) for r in args.visibility]
         names = build(Path(args.out), args.homework, args.parts, rules, args.default_visibility, args.force,
-                      args.allow_default_secret, args.hidden_inputs_visibility)
+                      args.allow_default_secret, args.hidden_inputs_visibility, args.allow_unconfined)
     except GradescopeError as exc:
         print(f"gradescope: {exc}", file=sys.stderr)
         return 1

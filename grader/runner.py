@@ -172,8 +172,9 @@ def notes(records: list[dict]) -> list[str]:
     return [printable(str(line)) for rec in records if rec.get("event") == "notes" for line in rec["lines"]]
 
 
-def checking_environment(token: str, inputs: str = "public") -> dict[str, str]:
-    """The environment of a checking process of the grading run ``token``, on ``inputs`` (grader.hidden)."""
+def checking_environment(token: str, inputs: str = "public", uid: int | None = None) -> dict[str, str]:
+    """The environment of a checking process of the grading run ``token``, on ``inputs`` (grader.hidden), its workers
+    run as ``uid`` (without namespaces)."""
     env = dict(os.environ)
     env[INPUTS_ENV] = inputs  # bytecode of the kit's own modules may be cached: no student module is imported here
     # no third-party pytest plugins: whatever is installed on the machine, the checks run the same way
@@ -185,6 +186,10 @@ def checking_environment(token: str, inputs: str = "public") -> dict[str, str]:
     env["HWKIT_RUN_TOKEN"] = token
     # probed once here, not in every checking process (the worker falls back if they fail after all)
     env["HWKIT_CONFINE"] = "on" if confine.namespaces_available() else "off"
+    env[confine.SEPARATE_ENV] = "on" if confine.separate_user_available() else "off"
+    env.pop(confine.UID_ENV, None)
+    if uid is not None:
+        env[confine.UID_ENV] = str(uid)
     return env
 
 
@@ -206,10 +211,14 @@ def _secret_named(hw: Homework) -> str:
 
 
 def protect_key(hw: Homework) -> None:
-    """The instructor's answer key and secret readable by their owner only: a worker run as another user (nobody,
-    without namespaces) cannot read them; with namespaces it does not see them at all (boundary.zygote.visible)."""
+    """The instructor's answer key and secret readable by their owner only: a worker run as a user of its own
+    (without namespaces) cannot read them; with namespaces it does not see them at all (boundary.zygote.visible).
+    Where workers run as another user, the reference solutions and the kit's git history (which holds them) too."""
     folder = hw.tests_dir / "key"
-    for path in [folder, *folder.glob("*")] if folder.is_dir() else []:
+    closed = [folder, *folder.glob("*")] if folder.is_dir() else []
+    if confine.mode() == "user":
+        closed += [p for p in (ROOT / "solutions", ROOT / ".git") if p.is_dir() and not p.is_symlink()]
+    for path in closed:
         try:
             os.chmod(path, 0o700 if path.is_dir() else 0o600)
         except OSError:
@@ -217,10 +226,18 @@ def protect_key(hw: Homework) -> None:
 
 
 def run_parts(hw: Homework, selected: list[tuple[Part, list[str] | None]], impl: str,
-              timeout: float | None = None, public: bool = False, show_hidden: bool = False) -> list[PartResult]:
+              timeout: float | None = None, public: bool = False, show_hidden: bool = False,
+              uid: int | None = None) -> list[PartResult]:
     """Grade several parts in one checking process (pytest starts once); each part's code runs in a worker of
     its own, with the part's time limit per check (``timeout`` overrides it). On hidden inputs too unless ``public``
-    (:func:`inputs_for`); ``show_hidden``: a failure on hidden inputs shows them."""
+    (:func:`inputs_for`); ``show_hidden``: a failure on hidden inputs shows them. Without namespaces the workers run
+    as ``uid``, the submission's own user (grader.boundary.confine.lease; leased here for this call when not given)."""
+    with confine.lease(uid) as uid:
+        return _run_parts(hw, selected, impl, timeout, public, show_hidden, uid)
+
+
+def _run_parts(hw: Homework, selected: list[tuple[Part, list[str] | None]], impl: str, timeout: float | None,
+               public: bool, show_hidden: bool, uid: int | None) -> list[PartResult]:
     started = time.perf_counter()
     inputs = inputs_for(hw, public)
     kit = _KIT.setdefault(hw.name, kit_digest(hw))
@@ -242,7 +259,7 @@ def run_parts(hw: Homework, selected: list[tuple[Part, list[str] | None]], impl:
     if targets:
         token = uuid.uuid4().hex
         # the zygote of the workers boots while pytest starts (boundary/zygote.py); the checking process gets its socket
-        nursery = zygote.for_checking_process(hw, confine.namespaces_available(), token)
+        nursery = zygote.for_checking_process(hw, confine.namespaces_available(), token, uid)
         cmd = [sys.executable, "-m", "pytest", *targets, *selects, f"--impl={impl}", "--events", "--capture=no",
                "--homework", hw.name, *(["--check-timeout", str(timeout)] if timeout is not None else []),
                *(["--zygote", f"{nursery.control.fileno()}:{nursery.base}"] if nursery else []),
@@ -250,7 +267,7 @@ def run_parts(hw: Homework, selected: list[tuple[Part, list[str] | None]], impl:
         limit = timeout if timeout is not None else max(part.timeout for part, _ in selected)
         try:
             with tempfile.TemporaryDirectory(prefix="hwrun-") as tmp:
-                records, output, stuck, forged = _follow(cmd, Path(tmp), token, limit, nursery, inputs)
+                records, output, stuck, forged = _follow(cmd, Path(tmp), token, limit, nursery, inputs, uid)
         finally:
             if nursery is not None:
                 nursery.remove()
@@ -319,8 +336,8 @@ def schedule(selected: list, jobs: int) -> list[list]:
     return [g for g in groups if g]
 
 
-def _follow(cmd: list[str], tmp: Path, token: str, limit: float,
-            nursery: zygote.Zygote | None = None, inputs: str = "public") -> tuple[list[dict], str, bool, int]:
+def _follow(cmd: list[str], tmp: Path, token: str, limit: float, nursery: zygote.Zygote | None = None,
+            inputs: str = "public", uid: int | None = None) -> tuple[list[dict], str, bool, int]:
     """Run the pytest process (handing it the control socket of ``nursery``, its zygote); return its signed
     events, the tail of its own output, whether it had to be killed, and how many lines were not signed with
     this run's key (ignored)."""
@@ -331,7 +348,7 @@ def _follow(cmd: list[str], tmp: Path, token: str, limit: float,
     with open(err_path, "wb") as err:
         fds = (nursery.control.fileno(),) if nursery is not None else ()
         proc = subprocess.Popen(cmd, cwd=str(tmp), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
-                                env=checking_environment(token, inputs), start_new_session=True, pass_fds=fds)
+                                env=checking_environment(token, inputs, uid), start_new_session=True, pass_fds=fds)
         if nursery is not None:  # the checking process holds the zygote now: it lives as long as that process
             nursery.control.close()
             nursery.control = None

@@ -20,16 +20,22 @@ command line sets ``on`` or ``off`` for its checking processes after probing onc
 """
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 NAMESPACES = "пространства имён Linux: без сети, без solutions/ и чужих файлов"
 LIMITS_ONLY = "без пространств имён: только чистое окружение, своя папка и ограничения ресурсов"
+SEPARATE_USER = ("без пространств имён: отдельный пользователь (uid {uid}), чистое окружение, своя папка и ограничения "
+                 "ресурсов; память и диск на работу в целом не ограничены (cgroups не используются)")
+SAME_USER = "от имени того же пользователя, что и проверка"
 
 UNSHARE = ["--user", "--map-root-user", "--pid", "--fork", "--mount-proc", "--net", "--mount", "--kill-child"]
 MEMORY_BYTES = 3 * 2**30  # address space of the worker
@@ -38,6 +44,7 @@ CPU_SECONDS = 900  # a backstop: the grading process ends a call long before
 # submissions slows a check down but does not fail it; a check that waits (sleeps, blocks) ends past this
 # multiple of the limit in wall-clock time
 WALL_FACTOR = 4.0
+THREADS = 64  # the threads and processes a worker may add to its user's count (RLIMIT_NPROC)
 FILE_BYTES = 64 * 2**20  # the largest file the student's code may write
 OPEN_FILES = 256
 TMP_SIZE = "64m"  # the worker's private /tmp
@@ -77,9 +84,261 @@ def _probe() -> bool:
     return probe.returncode == 0 and (true is not None or probe.stdout.strip() == b"ok")
 
 
-_PROBE_LOCK = threading.Lock()
+_PROBE_LOCK = threading.RLock()  # worker_uid() probes under it too
 _PROBE = ("import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); "
           "assert libc.mount(None, b'/', None, (1 << 14) | (1 << 18), None) == 0; print('ok')")
+
+
+# ---- without namespaces: a user of the submission's own ----------------------------------------------------------
+
+UID_BASE, UID_SLOTS = 61000, 1000  # uids no account has: root can become any number, no account is created
+PROBE_UID = UID_BASE + UID_SLOTS  # the probe's: never leased
+UID_ENV = "HWKIT_WORKER_UID"  # the uid the command line leased for the submission graded now
+SEPARATE_ENV = "HWKIT_SEPARATE_USER"  # "on" / "off": the command line probed already
+ALLOW_ENV = "HWKIT_ALLOW_UNCONFINED"  # "1": as --allow-unconfined (the kit's own tests set it)
+_LOCKS = ("/run/hwkit-uids", "/var/run/hwkit-uids")  # root's only: one lock file a leased uid
+_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")  # where a user of no account can leave files
+_separate: bool | None = None
+_lease: dict = {}  # this process's own lease, when no command line leased one for it
+
+
+def separate_user_available() -> bool:
+    """Whether, without namespaces, the worker can run under a uid of its own: this process is root on Linux and a
+    probe under a spare uid runs this Python and imports the worker's modules (probed once)."""
+    global _separate
+    setting = os.environ.get(SEPARATE_ENV, "").lower()
+    if setting in ("on", "off"):
+        return setting == "on"
+    if not (sys.platform.startswith("linux") and hasattr(os, "geteuid") and os.geteuid() == 0):
+        return False
+    with _PROBE_LOCK:
+        if _separate is None:
+            _separate = _probe_user() and _lock_folder() is not None
+    return _separate
+
+
+def _probe_user() -> bool:
+    from grader.homeworks import ROOT
+
+    code = (f"import sys; sys.path[:0] = [{str(ROOT)!r}]; import numpy, grader.boundary.worker; "
+            "import os; print(os.getuid())")
+    try:
+        probe = subprocess.run([sys.executable, "-s", "-B", "-c", code], capture_output=True, timeout=60, cwd="/",
+                               env=environment("probe"), **_as_user(PROBE_UID))
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return probe.returncode == 0 and probe.stdout.strip() == str(PROBE_UID).encode()
+
+
+def _as_user(uid: int) -> dict:
+    return {"user": uid, "group": uid, "extra_groups": []}
+
+
+def mode() -> str:
+    """"namespaces", "user" (a uid of the submission's own) or "none": the confinement a worker started here gets."""
+    if namespaces_available():
+        return "namespaces"
+    return "user" if separate_user_available() else "none"
+
+
+UNCONFINED_REFUSED = (
+    "оценка для ведомости не выставляется: здесь нет ни пространств имён Linux, ни отдельного пользователя для кода "
+    "работ ({why}), и код студента выполнялся бы от имени проверки, с доступом к ключу ответов, секрету и solutions/. "
+    "Проверяйте от root на Linux (в контейнере Docker, как на Gradescope, — тоже) так, чтобы Python и набор были "
+    "доступны другим пользователям на чтение; или, осознанно, --allow-unconfined")
+
+
+def unconfined_refused(allow: bool = False) -> str | None:
+    """Why a grade for the record is refused here (no confinement that keeps the key from the worker), or None."""
+    if allow or os.environ.get(ALLOW_ENV) == "1" or mode() != "none":
+        return None
+    if not (hasattr(os, "geteuid") and os.geteuid() == 0):
+        why = "проверка запущена не от root, а сменить пользователя может только root"
+    elif not sys.platform.startswith("linux"):
+        why = "это не Linux"
+    else:
+        why = "пользователь без учётной записи не может запустить этот Python или прочитать набор"
+    return UNCONFINED_REFUSED.format(why=why)
+
+
+def _lock_folder() -> str | None:
+    """A folder only root can write, for the leases' lock files (made here when missing)."""
+    import stat
+
+    for folder in _LOCKS:
+        if not os.path.isdir(os.path.dirname(folder)):
+            continue
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            pass
+        except OSError:
+            continue
+        info = os.lstat(folder)
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == 0 and info.st_mode & 0o022 == 0:
+            return folder
+    return None
+
+
+class Lease:
+    """A uid of the range held by this process (an exclusive lock on its file) until :meth:`release`: no other
+    grading on this machine runs a submission under it meanwhile. Taking it ends whatever a run that died left
+    under that uid."""
+
+    def __init__(self):
+        import fcntl
+
+        self.uid, self.fd = -1, None
+        folder = _lock_folder()
+        if folder is None:
+            raise OSError("no folder for the uids' locks")
+        for uid in range(UID_BASE, UID_BASE + UID_SLOTS):
+            fd = os.open(os.path.join(folder, str(uid)), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue
+            if not _has_account(uid):
+                self.uid, self.fd = uid, fd
+                end_user(uid)  # a run killed before it could
+                return
+            os.close(fd)
+        raise OSError("every uid of the range is in use")
+
+    def release(self) -> None:
+        """End every process of the uid and remove what it left in the shared temporary folders; then free it."""
+        if self.fd is not None:
+            end_user(self.uid)
+            os.close(self.fd)
+            self.fd = None
+
+
+def _has_account(uid: int) -> bool:
+    try:
+        import pwd
+
+        pwd.getpwuid(uid)
+        return True
+    except (ImportError, KeyError):
+        return False
+
+
+@contextlib.contextmanager
+def lease(uid: int | None = None):
+    """The uid the workers of one submission run under: ``uid`` when the caller leased it, a new lease held for the
+    block otherwise, None where workers do not change user (namespaces, or no separate user here)."""
+    if uid is not None or mode() != "user":
+        yield uid
+        return
+    held = Lease()
+    try:
+        yield held.uid
+    finally:
+        held.release()
+
+
+def worker_uid() -> int | None:
+    """The uid this process's workers run under: the one the command line leased (``HWKIT_WORKER_UID``), or one this
+    process leases for its lifetime; None where workers do not change user."""
+    given = os.environ.get(UID_ENV, "")
+    if given.isdigit() and UID_BASE <= int(given) < UID_BASE + UID_SLOTS:
+        return int(given)
+    if mode() != "user":
+        return None
+    with _PROBE_LOCK:
+        if "lease" not in _lease:
+            _lease["lease"] = Lease()
+            atexit.register(_lease["lease"].release)
+    return _lease["lease"].uid
+
+
+def end_user(uid: int) -> None:
+    """Kill every process of ``uid`` and remove its files from the folders every user can write (Linux)."""
+    if not os.path.isdir("/proc"):
+        return
+    for _ in range(100):  # a process may be forking while it is killed (the zygote): until none is left
+        found = [pid for pid in _processes_of(uid)]
+        if not found:
+            break
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.01)
+    for folder in {*_WRITABLE, os.environ.get("TMPDIR") or "/tmp"}:
+        _remove_owned(folder, uid)
+
+
+def _processes_of(uid: int) -> list[int]:
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status", "rb") as f:
+                ids = next(line for line in f if line.startswith(b"Uid:")).split()[1:]
+        except (OSError, StopIteration):
+            continue
+        if str(uid).encode() in ids:
+            found.append(int(entry.name))
+    return found
+
+
+def _remove_owned(folder: str, uid: int, depth: int = 0) -> None:
+    """Remove what ``uid`` owns in ``folder``, looking into the folders others may write (where it could have
+    written), never following a link."""
+    import stat
+
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if info.st_uid == uid:
+            if stat.S_ISDIR(info.st_mode):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                try:
+                    os.unlink(entry.path)
+                except OSError:
+                    pass
+        elif stat.S_ISDIR(info.st_mode) and info.st_mode & 0o002 and depth < 8:
+            _remove_owned(entry.path, uid, depth + 1)
+
+
+def private(path: Path | str) -> None:
+    """An output of the grader (a CSV, a feedback folder) readable by its owner only where a worker runs as another
+    user of this machine: a later submission's code never reads a classmate's grade."""
+    if mode() == "user":
+        os.chmod(path, 0o700 if os.path.isdir(path) else 0o600)
+
+
+@contextlib.contextmanager
+def closed_to_workers(folder: Path | str):
+    """``folder`` (the class's) closed to other users while the block runs, as it was afterwards: a worker run as a
+    user of its own never reads another submission (the grader stages each one's modules for it)."""
+    if mode() != "user":
+        yield
+        return
+    before = os.stat(folder).st_mode & 0o7777
+    os.chmod(folder, before & 0o700)
+    try:
+        yield
+    finally:
+        os.chmod(folder, before)
+
+
+def become(uid: int) -> None:
+    """This process runs as ``uid`` from now on, its group the same number and no other."""
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
 
 
 def command(python_args: list[str], confined: bool) -> list[str]:
@@ -123,14 +382,15 @@ def reap(token: str) -> None:
 def enter(config: dict) -> str:
     """Apply the confinement the grading process chose; called by the worker before any student code."""
     level = NAMESPACES if config["confined"] else LIMITS_ONLY
+    uid = config.get("uid")
     if config["confined"]:
         _private_root(config)
-    elif hasattr(os, "geteuid") and os.geteuid() == 0 and _others_can_run(config):
-        _become_nobody()  # without namespaces, never run a submission as root (when nobody can run Python)
-        level += "; от имени nobody"
+    elif uid is not None and hasattr(os, "geteuid") and os.geteuid() == 0:
+        become(uid)  # without namespaces, a submission runs as a user of its own, never as root
+        level = SEPARATE_USER.format(uid=uid)
     elif hasattr(os, "geteuid"):  # the report says what the code could reach
-        level += ("; от имени того же пользователя, что и проверка" + (" (root)" if os.geteuid() == 0 else "")
-                  + ": код может читать и менять его файлы")
+        level += ("; " + SAME_USER + (" (root)" if os.geteuid() == 0 else "") + ": код может читать и менять его "
+                  "файлы")
     if config["confined"]:
         _drop_capabilities()  # root of its namespaces only while it builds them: no remounting them afterwards
     elif sys.platform.startswith("linux"):
@@ -141,36 +401,6 @@ def enter(config: dict) -> str:
     _no_new_privileges()
     _limits(config)
     return level
-
-
-NOBODY = 65534
-
-
-def _others_can_run(config: dict) -> bool:
-    """Whether a user other than the owner can read Python, its packages and the kit (a Python under /root, as
-    pyenv installs it, cannot be run by nobody)."""
-    import stat
-
-    for path in list(config["visible"]) + [config["scratch"]]:
-        current = os.path.abspath(path)
-        while True:
-            try:
-                mode = os.stat(current).st_mode
-            except OSError:
-                return False
-            if stat.S_ISDIR(mode) and mode & 0o005 != 0o005:
-                return False
-            parent = os.path.dirname(current)
-            if parent == current:
-                break
-            current = parent
-    return True
-
-
-def _become_nobody() -> None:
-    os.setgroups([])
-    os.setgid(NOBODY)
-    os.setuid(NOBODY)
 
 
 def _libc():
@@ -214,8 +444,8 @@ def _limits(config: dict) -> None:
         return
     wanted = {"RLIMIT_AS": config.get("memory_bytes", MEMORY_BYTES), "RLIMIT_CPU": CPU_SECONDS,
               "RLIMIT_FSIZE": FILE_BYTES, "RLIMIT_NOFILE": OPEN_FILES, "RLIMIT_CORE": 0}
-    if os.getuid() != 0:
-        wanted["RLIMIT_NPROC"] = _user_processes() + 64
+    if os.getuid() != 0:  # the kernel does not bound root's: a worker runs as a user of its own (enter())
+        wanted["RLIMIT_NPROC"] = _user_tasks() + THREADS
     for name, value in wanted.items():
         limit = getattr(resource, name, None)
         if limit is None:
@@ -229,16 +459,15 @@ def _limits(config: dict) -> None:
             pass
 
 
-def _user_processes() -> int:
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return 0
+def _user_tasks() -> int:
+    """How many processes and threads this process's user has now (what RLIMIT_NPROC counts)."""
     uid, n = os.getuid(), 0
-    for entry in proc.iterdir():
+    for pid in _processes_of(uid) if os.path.isdir("/proc") else []:
         try:
-            n += entry.name.isdigit() and entry.stat().st_uid == uid
-        except OSError:
-            continue
+            with open(f"/proc/{pid}/status", "rb") as f:
+                n += int(next(line for line in f if line.startswith(b"Threads:")).split()[1])
+        except (OSError, StopIteration, ValueError):
+            n += 1
     return n
 
 
@@ -246,9 +475,12 @@ def _user_processes() -> int:
 
 # the syscalls that make a process or a namespace: x86_64 and aarch64 numbers; clone3 is answered ENOSYS (glibc
 # then makes its threads with clone, whose flags a filter can read), a clone without CLONE_THREAD EPERM
+# socket and socketpair fail too, for every family (AF_UNIX included): without a network namespace there is nothing
+# else between the worker and the network
 _SYSCALLS = {"x86_64": (0xC000003E, {"clone": 56, "fork": 57, "vfork": 58, "clone3": 435, "unshare": 272,
-                                     "setns": 308}),
-             "aarch64": (0xC00000B7, {"clone": 220, "clone3": 435, "unshare": 97, "setns": 268})}
+                                     "setns": 308, "socket": 41, "socketpair": 53}),
+             "aarch64": (0xC00000B7, {"clone": 220, "clone3": 435, "unshare": 97, "setns": 268, "socket": 198,
+                                      "socketpair": 199})}
 _CLONE_THREAD, _EPERM, _ENOSYS = 0x10000, 1, 38
 _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
 
@@ -269,9 +501,9 @@ def _filter(arch: int, numbers: dict[str, int]) -> list[tuple[int, int, int, int
 
 
 def no_new_processes() -> bool:
-    """From now on this process can start threads but no process and no namespace (fork, clone without
-    CLONE_THREAD, unshare, setns fail with EPERM): a submission cannot fill the process table, nor nest user
-    namespaces. False where no filter can be had (not Linux, another architecture)."""
+    """From now on this process can start threads but no process, no namespace and no socket (fork, clone without
+    CLONE_THREAD, unshare, setns, socket, socketpair fail with EPERM): a submission cannot fill the process table,
+    nest user namespaces or reach a network. False where no filter can be had (not Linux, another architecture)."""
     import ctypes
     import platform
 

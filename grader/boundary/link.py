@@ -40,6 +40,7 @@ class Link:
         self.kit_modules = kit_modules
         self.confined = confine.namespaces_available()
         self.level = confine.NAMESPACES if self.confined else confine.LIMITS_ONLY
+        self.uid = None if self.confined else confine.worker_uid()  # without namespaces: the submission's own user
         self.zygote = zygote.for_session(hw, self.confined)  # workers forked by it, where it can (its folder
         # holds this session's, so that the zygote's file system view has it)
         self.tmp = Path(tempfile.mkdtemp(prefix="session-" if self.zygote else "hwgrade-",
@@ -72,7 +73,7 @@ class Link:
         if not answers.shape(ready, "ready", 2):
             self.discard()
             if self.confined:  # namespaces that probe fine but fail in earnest: grade without them
-                self.confined, self.level = False, confine.LIMITS_ONLY
+                self.confined, self.level, self.uid = False, confine.LIMITS_ONLY, confine.worker_uid()
                 return self.start()
             raise RuntimeError("процесс для проверки вашего кода не запустился")
         self.level, self.ready = str(ready[1]), True
@@ -82,11 +83,12 @@ class Link:
         hello = {"source": str(scratch / self.source.name) if self.source.suffix == ".ipynb" else str(scratch),
                  "scratch": str(scratch), "provided": sorted(self.provided), "hang_fd": self.hang.fresh(),
                  "kit_modules": self.kit_modules, "import_path": [str(ROOT), str(self.hw.shared_dir)],
-                 "confined": self.confined, "root_dir": str(self.tmp / "root"), "visible": zygote.visible(self.hw)}
+                 "confined": self.confined, "root_dir": str(self.tmp / "root"), "visible": zygote.visible(self.hw),
+                 "uid": self.uid}
         (self.tmp / "root").mkdir(exist_ok=True)
         self.ready = False
         self.meter.reset()
-        if self.zygote is not None and self.zygote.confined == self.confined:
+        if self.zygote is not None and (self.zygote.confined, self.zygote.uid) == (self.confined, self.uid):
             try:
                 self.worker = Forked(self.zygote, hello)
                 return
@@ -100,9 +102,9 @@ class Link:
     def _fresh_scratch(self) -> Path:
         if self.scratch is not None:  # the last worker's (gone now): never reused, so never a link it left there
             shutil.rmtree(self.scratch, ignore_errors=True)
-        os.chmod(self.tmp, 0o711)  # a worker run as nobody reaches its scratch folder and nothing else here
+        os.chmod(self.tmp, 0o711)  # a worker run as a user of its own reaches its scratch folder and nothing else here
         self.scratch = Path(tempfile.mkdtemp(prefix="work-", dir=str(self.tmp)))  # a new name each time
-        self.sources = stage(self.source, self.scratch, self.provided)
+        self.sources = stage(self.source, self.scratch, self.provided, self.uid)
         return self.scratch
 
     def ask(self, request: tuple, seconds: float, cpu_seconds: float | None = None,

@@ -22,9 +22,10 @@ from grader.homeworks import ROOT, Homework
 _IGNORED = {"__pycache__", ".ipynb_checkpoints", ".git", ".pytest_cache"}
 
 
-def stage(source: Path, scratch: Path, provided: dict[str, Path]) -> dict[str, list[str]]:
+def stage(source: Path, scratch: Path, provided: dict[str, Path], uid: int | None = None) -> dict[str, list[str]]:
     """Copy the submission at ``source`` into the new folder ``scratch`` with the kit's provided modules over any
-    copy; return the staged modules' lines by file name."""
+    copy; return the staged modules' lines by file name. ``uid``: the user the worker runs as (without namespaces),
+    who gets the folder as its own and no other user can enter it."""
     sources = {}
     os.chmod(scratch, 0o777)
     if source.is_file():
@@ -41,6 +42,12 @@ def stage(source: Path, scratch: Path, provided: dict[str, Path]) -> dict[str, l
                 shutil.copytree(entry, scratch / entry.name, symlinks=True, ignore=_no_links)
     for name, path in provided.items():
         shutil.copy2(path, scratch / f"{name}.py")
+    if uid is not None:
+        for folder, dirs, files in os.walk(scratch):
+            for name in [*dirs, *files]:
+                os.chown(os.path.join(folder, name), uid, uid, follow_symlinks=False)
+        os.chown(scratch, uid, uid)
+        os.chmod(scratch, 0o700)
     return sources
 
 

@@ -49,8 +49,9 @@ def available() -> bool:
 class Zygote:
     """One zygote: its process (when this process started it), its control socket, its folder."""
 
-    def __init__(self, hw: Homework, confined: bool, token: str, base: Path | None = None):
+    def __init__(self, hw: Homework, confined: bool, token: str, base: Path | None = None, uid: int | None = None):
         self.hw, self.confined, self.token = hw, confined, token
+        self.uid = uid  # the workers' user, without namespaces
         self.owned = base is None  # a folder made here is removed here
         self.base = Path(base) if base is not None else Path(tempfile.mkdtemp(prefix="hwgrade-"))
         os.chmod(self.base, 0o711)
@@ -66,7 +67,7 @@ class Zygote:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         (self.base / "root").mkdir(exist_ok=True)
         config = {"scratch": str(self.base), "root_dir": str(self.base / "root"), "confined": self.confined,
-                  "visible": visible(self.hw), "control_fd": theirs.fileno()}
+                  "visible": visible(self.hw), "control_fd": theirs.fileno(), "uid": self.uid}
         cmd = confine.command(["-s", "-B", "-c", _BOOT.format(root=str(ROOT))], self.confined)
         try:
             self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE,
@@ -192,7 +193,8 @@ def for_session(hw: Homework, confined: bool) -> Zygote | None:
     key = _key(hw, confined)
     if key not in _ZYGOTES or _ZYGOTES[key].ready is False:
         run = os.environ.get("HWKIT_RUN_TOKEN") or uuid.uuid4().hex
-        _ZYGOTES[key] = Zygote(hw, confined, f"{run}.{uuid.uuid4().hex[:12]}")
+        _ZYGOTES[key] = Zygote(hw, confined, f"{run}.{uuid.uuid4().hex[:12]}",
+                               uid=None if confined else confine.worker_uid())
     return _ZYGOTES[key]
 
 
@@ -207,11 +209,12 @@ def adopt(hw: Homework, confined: bool, spec: str) -> None:
     _ZYGOTES[_key(hw, confined)] = zygote
 
 
-def for_checking_process(hw: Homework, confined: bool, token: str) -> Zygote | None:
-    """A zygote started now for a checking process about to start (the command line); None where not available."""
+def for_checking_process(hw: Homework, confined: bool, token: str, uid: int | None = None) -> Zygote | None:
+    """A zygote started now for a checking process about to start (the command line), its workers run as ``uid``
+    without namespaces; None where not available."""
     if not available():
         return None
-    zygote = Zygote(hw, confined, f"{token}.{uuid.uuid4().hex[:12]}")
+    zygote = Zygote(hw, confined, f"{token}.{uuid.uuid4().hex[:12]}", uid=None if confined else uid)
     zygote.start(detached=True)
     if zygote.control is None:
         zygote.remove()

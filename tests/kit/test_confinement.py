@@ -25,7 +25,7 @@ from grader import homeworks
 from grader.boundary import confine, zygote
 from grader.boundary.session import Session
 from grader.homeworks import ROOT
-from kit import HW, run_check
+from kit import HW, MODES, mode_env, run_check
 
 PROBE = textwrap.dedent('''
     import ctypes, os, socket, subprocess, sys
@@ -68,7 +68,28 @@ PROBE = textwrap.dedent('''
             "nested_user_namespace": attempt(lambda: 1 / (libc.unshare(0x10000000) + 1)),
             "write_cwd": attempt(lambda: open("written.bin", "wb").write(b"x")),
             "fill_tmp": attempt(lambda: [open(f"/tmp/fill{i}", "wb").write(bytes(40 << 20)) for i in range(3)]),
+            "unix_socket": attempt(lambda: socket.socket(socket.AF_UNIX).close()),
+            "socketpair": attempt(lambda: [s.close() for s in socket.socketpair()]),
+            "uid": os.getuid(),
+            "threads_made": threads(),
         }
+
+
+    def threads():
+        import threading
+
+        started, stop = [], threading.Event()
+        try:
+            for _ in range(1000):
+                t = threading.Thread(target=stop.wait)
+                t.start()
+                started.append(t)
+        except RuntimeError:
+            pass
+        stop.set()
+        for t in started:
+            t.join()
+        return len(started)
 
 
     def td_errors(rewards, values, last_value, gamma):
@@ -100,14 +121,23 @@ def listener():
     server.close()
 
 
-@pytest.fixture(scope="module")
-def probed(tmp_path_factory, listener):
+@pytest.fixture(scope="module", params=MODES)
+def probed(request, tmp_path_factory, listener):
+    """(the worker's confinement level, what the probe saw, the session) in each mode a grade is given in."""
+    env = mode_env(request.param)
     folder = tmp_path_factory.mktemp("probe")
     (folder / "ppo.py").write_text(PROBE, encoding="utf-8")
     hw = homeworks.load(HW)
-    session = Session(hw, folder, 20)
+    before = dict(os.environ)
+    os.environ.update(env)  # while the session chooses its confinement and its worker starts: no longer
     try:
-        yield session.level, session.module("ppo").probe(str(ROOT), listener[0]), session
+        session = Session(hw, folder, 20)
+        seen = session.module("ppo").probe(str(ROOT), listener[0])
+    finally:
+        os.environ.clear()
+        os.environ.update(before)
+    try:
+        yield session.level, seen, session  # the level the worker reported when it started
     finally:
         session.close()
 
@@ -129,24 +159,25 @@ def test_the_self_probe_connects_on_the_host(listener):
     assert len(accepted) > before
 
 
-@namespaces
 def test_worker_cannot_read_the_solutions_the_checks_the_answer_key_or_the_kit_root(probed):
     level, seen, session = probed
-    assert session.confined and level == confine.NAMESPACES
     assert (ROOT / "solutions").is_dir()  # they exist, the worker just does not see them
     assert seen["read_solutions"].startswith("refused"), seen
+    # nor the instructor's answer key (#26): the oracles, the secret of the hidden inputs
+    assert (ROOT / "tests" / "s6-hw00-rl-foundations" / "key" / "ppo.py").is_file()
+    assert seen["read_key"].startswith("refused") and seen["import_key"].startswith("refused"), seen
+    if not session.confined:  # a user of its own reads what every user may: the checks are the student's copy's
+        assert level.startswith(confine.SEPARATE_USER.split("(")[0]) and seen["uid"] >= confine.UID_BASE, level
+        return
+    assert level.startswith(confine.NAMESPACES), level
     assert seen["read_kit_readme"].startswith("refused"), seen
     # of the homework's checks only the modules they share with the worker (the test environments' classes) and the
     # list of parts
     assert seen["read_checks"] == "ok: ['parts.toml', 'shared']", seen
     assert seen["read_check_file"].startswith("refused"), seen
     assert "control_envs.py" in seen["read_shared"], seen
-    # nor the instructor's answer key (#26): the oracles, the secret of the hidden inputs
-    assert (ROOT / "tests" / "s6-hw00-rl-foundations" / "key" / "ppo.py").is_file()
-    assert seen["read_key"].startswith("refused") and seen["import_key"].startswith("refused"), seen
 
 
-@namespaces
 def test_worker_cannot_change_the_kit_even_by_remounting(probed):
     _, seen, _ = probed
     assert seen["write_grader"].startswith("refused"), seen
@@ -154,17 +185,19 @@ def test_worker_cannot_change_the_kit_even_by_remounting(probed):
     assert int(seen["capabilities"], 16) == 0, seen
 
 
-@namespaces
 def test_worker_has_no_network(probed, listener):
     _, seen, _ = probed
     port, accepted = listener
     assert seen["loopback"].startswith("refused"), seen
+    assert seen["unix_socket"].startswith("refused") and seen["socketpair"].startswith("refused"), seen
     assert not accepted or all(c.getpeername()[0] == "127.0.0.1" for c in accepted)
 
 
 @namespaces
 def test_worker_sees_no_other_process_nor_other_files(probed):
     _, seen, session = probed
+    if not session.confined:
+        pytest.skip("a view of its own is the namespaces' (a user of its own sees the machine's processes and files)")
     # itself, and the zygote that forked it as the first process of its namespace (where workers are forked):
     # nothing of the grader's, of the machine's or of another submission's
     # (pids in its namespace go on from earlier workers of the same zygote: only how many, and the zygote as 1)
@@ -204,7 +237,12 @@ def test_the_report_says_the_worker_was_confined(tmp_path):
     assert "пространства имён Linux" in proc.stdout, proc.stdout
 
 
-def test_resource_limits_apply_without_namespaces(tmp_path):
+@pytest.mark.parametrize("user", ["own", "same"])
+def test_resource_limits_apply_without_namespaces(tmp_path, user):
+    """Without namespaces, as a user of the submission's own (a root grader) or as the grader's own user (where it
+    cannot change user, or is told not to: HWKIT_SEPARATE_USER=off): the limits hold, and the report says whose
+    files the code could read."""
+    env = mode_env("user") if user == "own" else {"HWKIT_CONFINE": "off", confine.SEPARATE_ENV: "off"}
     folder = tmp_path / "hog"
     folder.mkdir()
     (folder / "ppo.py").write_text(textwrap.dedent('''
@@ -220,21 +258,24 @@ def test_resource_limits_apply_without_namespaces(tmp_path):
         def td_errors(rewards, values, last_value, gamma):
             return bytearray(8 * 2**30)  # more memory than the worker may have
     '''), encoding="utf-8")
-    os.environ["HWKIT_CONFINE"] = "off"
+    before = dict(os.environ)
+    os.environ.update(env)
     try:
         session = Session(homeworks.load(HW), folder, 20)
         assert not session.confined
         got = session.module("ppo").limits()
         assert got == {"RLIMIT_AS": confine.MEMORY_BYTES, "RLIMIT_CPU": confine.CPU_SECONDS,
                        "RLIMIT_FSIZE": confine.FILE_BYTES, "RLIMIT_NOFILE": confine.OPEN_FILES, "RLIMIT_CORE": 0}
-        if sys.platform.startswith("linux"):  # root without namespaces (and without nobody) keeps no capability
+        if sys.platform.startswith("linux"):  # without namespaces no capability either, whoever the user
             assert int(session.module("ppo").capabilities(), 16) == 0
-        assert "от имени" in session.level, session.level  # the report says whose files the code could read
+        said = "отдельный пользователь (uid" if user == "own" else confine.SAME_USER
+        assert said in session.level, session.level  # the report says whose files the code could read
         with pytest.raises(MemoryError):
             session.module("ppo").td_errors([1.0], [1.0], 0.0, 0.9)
         session.close()
     finally:
-        del os.environ["HWKIT_CONFINE"]
+        os.environ.clear()
+        os.environ.update(before)
 
 
 @pytest.mark.parametrize("zygote", ["off", "on"])
@@ -252,17 +293,25 @@ def test_a_module_named_like_a_library_in_the_submission_never_runs_before_confi
 
 
 def test_worker_makes_threads_but_no_process_and_no_namespace(probed):
-    _, seen, _ = probed
+    _, seen, session = probed
     if not sys.platform.startswith("linux") or platform.machine() not in ("x86_64", "aarch64"):
         pytest.skip("a seccomp filter is available on Linux x86_64 and aarch64 only")
     assert seen["thread"].startswith("ok"), seen["thread"]
     for what in ("fork", "subprocess", "nested_user_namespace"):
         assert seen[what].startswith("refused"), (what, seen[what])
+    if not session.confined:  # a user of its own: the kernel bounds its threads (it does not bound root's)
+        assert 0 < seen["threads_made"] <= confine.THREADS, seen["threads_made"]
 
 
-@namespaces
 def test_what_a_worker_writes_goes_to_a_small_private_tmp_never_to_the_host_disk(probed):
     _, seen, session = probed
+    if not session.confined:  # a user of its own writes its scratch folder and the shared temporary folders only
+        assert seen["write_cwd"].startswith("ok") and seen["write_grader"].startswith("refused"), seen
+        uid = seen["uid"]
+        assert any(p.stat().st_uid == uid for p in Path("/tmp").glob("fill*")), "the probe left nothing to remove"
+        confine.end_user(uid)  # what the grader does when the submission's grading ends
+        assert not [p for p in Path("/tmp").glob("fill*") if p.stat().st_uid == uid]
+        return
     assert seen["write_cwd"].startswith("refused"), seen["write_cwd"]  # its scratch folder is read-only
     assert seen["fill_tmp"].startswith("refused"), seen["fill_tmp"]  # 120 MB > the private /tmp's 64 MB
     assert not list(session.tmp.rglob("written.bin"))
@@ -315,7 +364,9 @@ def test_a_kit_that_a_worker_changed_grades_nobody(tmp_path, layer):
         subprocess.run([*check, "--batch", str(batch), "--csv", str(scores)], capture_output=True, text=True,
                        env=env, timeout=300)
         rows = {row["submission"]: row for row in csv.DictReader(scores.open(encoding="utf-8"))}
-        changed = "POISONED" in (kit / "solutions" / HW / "envs.py").read_text()
+        # a user of its own cannot reach solutions/ (closed to others while it runs), but the kit's copy in
+        # homework/ is writable to every user here
+        changed = any("POISONED" in (kit / owner / HW / "envs.py").read_text() for owner in ("homework", "solutions"))
         if layer == "namespaces":
             assert not changed and "оценка не выставлена" not in solo.stdout, solo.stdout
             assert float(rows["b_second"]["total"]) == 30 and not rows["b_second"]["error"], rows
