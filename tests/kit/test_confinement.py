@@ -435,3 +435,103 @@ def test_a_machine_busy_with_others_costs_a_check_neither_its_cpu_limit_nor_its_
         for z in own:
             z.remove()
         os.sched_setaffinity(0, before)
+
+
+READS_EVERYTHING = textwrap.dedent('''
+    import os, stat, sys, time, zlib
+
+    SKIP = ("/proc", "/sys", "/dev")
+    KITS = [os.path.realpath(p) for p in sys.path if os.path.isdir(os.path.join(p, "grader"))]
+    FOUND = []
+
+
+    def _wanted(path):
+        """The kit's instructor-only files, a secret's file anywhere, the submission's own decoy."""
+        name = os.path.basename(path)
+        if ("decoy" in name and path.startswith(os.getcwd())) or (name.startswith("secret") and "." not in name):
+            return True
+        return any(path.startswith(os.path.join(kit, rel)) for kit in KITS
+                   for rel in ("solutions/", "tests/s6-hw00-rl-foundations/key/", ".git/"))
+
+
+    def _look(path, seen):
+        try:
+            if not stat.S_ISREG(os.lstat(path).st_mode):  # a FIFO would block the walk
+                return
+            with open(path, "rb") as f:
+                data = f.read(1 << 16)
+        except OSError:
+            return
+        seen[0] += 1
+        if "/.git/objects/" in path:
+            try:
+                data = zlib.decompress(data)
+            except zlib.error:
+                pass
+        if _wanted(path):  # the feedback shows a message's first few hundred characters: the decoy first
+            FOUND.insert(0 if "decoy" in path else len(FOUND), path + " = " + data[:60].decode("utf-8", "replace"))
+
+
+    def _walk():
+        """Every file this process can reach, the likeliest places first, for 8 s."""
+        deadline, seen = time.monotonic() + 8, [0]
+        for kit in KITS:  # where the instructor's files would be, asked by name (a folder may refuse its listing)
+            for rel in ("tests/s6-hw00-rl-foundations/key/secret", "tests/s6-hw00-rl-foundations/key/ppo.py",
+                        "solutions/s6-hw00-rl-foundations/ppo.py", ".git/HEAD", ".git/config"):
+                _look(os.path.join(kit, rel), seen)
+        tops = [os.getcwd(), *KITS, os.getcwd() + "/../..", "/tmp", "/var/tmp", "/dev/shm", "/run", "/root",
+                "/home", "/autograder", "/work", "/opt", "/srv", "/mnt", "/"]
+        done = set()
+        for top in tops:
+            for folder, dirs, files in os.walk(os.path.realpath(top)):
+                if time.monotonic() > deadline:
+                    return seen[0]
+                dirs[:] = [d for d in dirs if os.path.join(folder, d) not in SKIP and not
+                           (folder == sys.prefix and d == "lib")]
+                if folder in done:
+                    dirs[:] = []
+                    continue
+                done.add(folder)
+                for name in files:
+                    _look(os.path.join(folder, name), seen)
+        return seen[0]
+
+
+    def td_errors(rewards, values, last_value, gamma):
+        if not FOUND:
+            n = _walk()
+            FOUND.insert(0, f"read {n} files")
+        raise ValueError(" | ".join(FOUND)[:1900])
+''')
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", MODES)
+def test_a_submission_that_reads_every_file_it_can_reach_gets_nothing_of_the_key_the_secret_or_solutions(
+        tmp_path, mode):
+    """In each confinement a grade for the record is given under, a submission walks every file it can reach (the
+    instructor's by name first) and raises what it found into its own feedback: the secret, the answer key and the
+    reference solutions are not there; a decoy of its own is, and the count of files it read says it walked."""
+    env = mode_env(mode)
+    hw = homeworks.load(HW)
+    secret_text = "reach-test-" + os.urandom(12).hex()
+    secret_file = hw.tests_dir / "key" / f"secret-reach-{os.getpid()}"  # where an instructor's secret lives
+    secret_file.write_text(secret_text + "\n", encoding="utf-8")
+    folder = tmp_path / "walker"
+    folder.mkdir()
+    (folder / "ppo.py").write_text(READS_EVERYTHING, encoding="utf-8")
+    decoy = "decoy-" + os.urandom(8).hex()
+    (folder / "decoy_module.py").write_text(f"# {decoy}\n", encoding="utf-8")  # staged with the submission
+    out = tmp_path / "r.json"
+    try:
+        proc = run_check(HW, "ppo::test_td_errors_courier", "--dir", str(folder), "--json", str(out), "-v",
+                         env_extra={**env, "HWKIT_SECRET_FILE": str(secret_file)})
+    finally:
+        secret_file.unlink()
+    said = proc.stdout + proc.stderr + (out.read_text(encoding="utf-8") if out.is_file() else "")
+    assert decoy in said, f"the walker's report did not reach the feedback: the test proves nothing\n{said[-3000:]}"
+    walked = int(said.split("read ", 1)[1].split(" files", 1)[0])
+    assert walked > 1000, f"the walker read {walked} files only: the test proves nothing"
+    assert secret_text not in said
+    for closed in (ROOT / "solutions", hw.tests_dir / "key", ROOT / ".git"):
+        assert f"{closed.resolve()}/" not in said.replace("\\/", "/"), f"{closed} reached the feedback"
