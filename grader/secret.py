@@ -2,9 +2,10 @@
 
 Without ``--new``: which secret grades the homework (its fingerprint, or that it is the kit's default). With
 ``--new``: draw a secret (say, for each term), and keep it only when the reference and the kit's correct variants
-(``tests/kit/variants/``) pass every check on its hidden inputs, the bonus included; a secret whose inputs fail
-one is drawn again (up to ``--tries``). It is written to ``tests/<hw>/key/secret`` (readable by its owner only),
-which the student's copy never holds. Every grade's CSV row and JSON carries the secret's fingerprint.
+(each folder of ``tests/kit/variants/<hw>/``) pass every check on its hidden inputs, the bonus included; a secret
+whose inputs fail one is drawn again (up to ``--tries``). It is written to ``tests/<hw>/key/secret`` (readable by its
+owner only), which the student's copy never holds, or to the file ``HWKIT_SECRET_FILE`` names. Every grade's CSV
+row and JSON carries the secret's fingerprint.
 """
 from __future__ import annotations
 
@@ -46,11 +47,24 @@ def refused(hw: Homework, allow: bool = False) -> str | None:
     return None
 
 
+def variants(hw: Homework, root: Path = ROOT) -> list[Path]:
+    """The kit's correct variants of ``hw``: each folder of ``tests/kit/variants/<hw>/`` (``<hw>/<variant>/``),
+    folders only (not the README beside them, not another homework's)."""
+    folder = root / "tests" / "kit" / "variants" / hw.name
+    found = folder.iterdir() if folder.is_dir() else []
+    return sorted(p for p in found if p.is_dir() and not p.name.startswith((".", "__")))
+
+
+def target(hw: Homework) -> Path:
+    """Where ``--new`` writes the secret: the file ``HWKIT_SECRET_FILE`` names (where the grader then reads it,
+    grader.hidden.secret), else ``tests/<hw>/key/secret``."""
+    return Path(os.environ[SECRET_ENV]) if os.environ.get(SECRET_ENV) else secret_path(hw.tests_dir)
+
+
 def passes(hw: Homework, text: str) -> list[str]:
     """What fails on the hidden inputs of the secret ``text``: the reference's and each variant's failed checks."""
     from grader.runner import run_parts
 
-    variants = sorted((ROOT / "tests" / "kit" / "variants").glob("*/"))
     failed = []
     with tempfile.TemporaryDirectory(prefix="hwsecret-") as tmp:
         path = Path(tmp) / "secret"
@@ -58,7 +72,7 @@ def passes(hw: Homework, text: str) -> list[str]:
         before = os.environ.get(SECRET_ENV)
         os.environ[SECRET_ENV] = str(path)
         try:
-            for label, impl in [("solutions", "solutions"), *((v.name, str(v)) for v in variants)]:
+            for label, impl in [("solutions", "solutions"), *((v.name, str(v)) for v in variants(hw))]:
                 for r in run_parts(hw, [(p, None) for p in hw.parts], impl):
                     failed += [f"{label}: {r.error}"] if r.error else []
                     failed += [f"{label}: {c.name}" for c in r.checks if not c.passed]
@@ -76,9 +90,11 @@ def new(hw: Homework, tries: int = 5) -> str:
         text = secrets.token_urlsafe(24)
         failed = passes(hw, text)
         if not failed:
-            path = secret_path(hw.tests_dir)
+            path = target(hw)
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            if hasattr(os, "fchmod"):  # a file that was there keeps its mode through O_CREAT: its owner's only now
+                os.fchmod(fd, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(text + "\n")
             return fingerprint(text)
@@ -102,7 +118,9 @@ def main(argv: list[str] | None = None) -> int:
         if not hidden_available(hw.tests_dir):
             print("secret: no answer key (tests/<hw>/key/) here: hidden inputs are the instructor's", file=sys.stderr)
             return 2
-        print(f"wrote {secret_path(hw.tests_dir).relative_to(ROOT)}: secret {new(hw, args.tries)}")
+        path = target(hw)
+        shown = path.resolve().relative_to(ROOT) if path.resolve().is_relative_to(ROOT) else path
+        print(f"wrote {shown}: secret {new(hw, args.tries)}")
     else:
         print(described(hw))
     return 0

@@ -7,6 +7,8 @@ tests/kit/test_answer_key.py.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -109,6 +111,49 @@ def test_batch_refuses_the_default_secret_unless_told(tmp_path):
                      env_extra={"HWKIT_ALLOW_DEFAULT_SECRET": "0"})
     assert proc.returncode == 2 and "python -m grader.secret" in proc.stderr, proc.stdout + proc.stderr
     assert not (tmp_path / "s.csv").exists()
+
+
+def test_the_variants_a_new_secret_is_tried_on_are_the_variant_folders_of_its_homework(tmp_path):
+    """``tests/kit/variants/<hw>/<variant>/``: each variant folder, not ``<hw>/`` itself, not a README beside them,
+    not another homework's variants."""
+    from grader import homeworks, secret
+
+    hw = homeworks.load(HW)
+    assert [v.name for v in secret.variants(hw)] == sorted(
+        p.name for p in (ROOT / "tests" / "kit" / "variants" / HW).iterdir() if p.is_dir()) == ["loop_heavy"]
+    folder = tmp_path / "tests" / "kit" / "variants"
+    for rel in ("README.md", f"{HW}/README.md", f"{HW}/b/dp.py", f"{HW}/a/dp.py", "s6-hw01-other/c/dp.py"):
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text("\n", encoding="utf-8")
+    assert secret.variants(hw, tmp_path) == [folder / HW / "a", folder / HW / "b"]
+
+
+@pytest.mark.slow
+def test_a_new_secret_is_drawn_tried_on_the_reference_and_variants_and_kept_for_its_owner_only(tmp_path):
+    """``python -m grader.secret HW --new`` end to end, writing where HWKIT_SECRET_FILE says (never the checkout's
+    tests/<hw>/key/secret): a drawn secret's hidden inputs pass the reference and every variant, so it is kept,
+    readable by its owner only (even over a file that was readable by all), and the grader then grades with it."""
+    from grader.hidden import DEFAULT_SECRET, SECRET_ENV, fingerprint, secret_path
+    from kit import check_env, run_measured
+
+    real = secret_path(ROOT / "tests" / HW)
+    before = real.read_bytes() if real.exists() else None
+    target = tmp_path / "secret"
+    target.write_text("an old term's secret\n", encoding="utf-8")
+    os.chmod(target, 0o644)
+    env = check_env({SECRET_ENV: str(target)})
+    proc, cpu = run_measured([sys.executable, "-m", "grader.secret", HW, "--new"], timeout=900, cwd=str(ROOT),
+                             env=env)
+    print(f"python -m grader.secret --new: {cpu:.1f} CPU-s")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = target.read_text(encoding="utf-8").strip()
+    assert text not in ("an old term's secret", DEFAULT_SECRET) and len(text) >= 32
+    assert proc.stdout.strip() == f"wrote {target}: secret {fingerprint(text)}"
+    assert os.stat(target).st_mode & 0o777 == 0o600
+    told = subprocess.run([sys.executable, "-m", "grader.secret", HW], cwd=str(ROOT), env=env, capture_output=True,
+                          text=True, encoding="utf-8", timeout=60)
+    assert told.stdout.strip() == f"secret {fingerprint(text)}", told.stdout + told.stderr
+    assert (real.read_bytes() if real.exists() else None) == before, "the checkout's own secret was touched"
 
 
 @pytest.mark.parametrize("shift", [0.0, 1e-13])
