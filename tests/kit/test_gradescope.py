@@ -19,7 +19,9 @@ import pytest
 
 from grader import gradescope, homeworks
 from grader.gradescope import kit_files, requirements
+from grader.hidden import secret_path
 from grader.homeworks import ROOT
+from grader.secret import is_default
 from grader.stubs import BEGIN
 from kit import HW
 
@@ -169,7 +171,12 @@ def test_zip_holds_the_scripts_and_the_kit_without_solutions(zips):
             f"homework/{HW}/envs.py", "constraints.txt"} <= names
     assert b'-c "$ROOT/source/constraints.txt" -r "$ROOT/source/requirements.txt"' in contents["setup.sh"]
     assert "grader/constraints.py" not in names
-    assert names - {"setup.sh", "run_autograder", "requirements.txt", "gradescope.json"} == set(kit_files())
+    # the instructor's secret of hidden inputs ships when the checkout holds one of its own (never the kit's default)
+    own_secret = {} if is_default(hw) else {secret_path(hw.tests_dir).relative_to(ROOT).as_posix():
+                                            secret_path(hw.tests_dir).read_bytes()}
+    assert names - {"setup.sh", "run_autograder", "requirements.txt", "gradescope.json"} == \
+        set(kit_files()) | set(own_secret)
+    assert all(contents[name] == data for name, data in own_secret.items())
     for path in (ROOT / "solutions" / HW).glob("*.py"):  # no solution module ships, not even renamed
         if any(BEGIN.match(line) for line in path.read_text(encoding="utf-8").splitlines()):
             assert path.read_bytes() not in contents.values(), path.name

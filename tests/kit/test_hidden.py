@@ -106,9 +106,12 @@ def test_hidden_seeds_derive_from_the_secret(tmp_path, monkeypatch):
 
 
 def test_batch_refuses_the_default_secret_unless_told(tmp_path):
-    (tmp_path / "alice").mkdir()
-    proc = run_check(HW, "ppo", "--batch", str(tmp_path), "--csv", str(tmp_path / "s.csv"),
-                     env_extra={"HWKIT_ALLOW_DEFAULT_SECRET": "0"})
+    """Whichever secret the checkout holds: the default one is set up here, as the file HWKIT_SECRET_FILE names."""
+    (tmp_path / "class" / "alice").mkdir(parents=True)
+    default = tmp_path / "secret"
+    default.write_text(hidden.DEFAULT_SECRET + "\n", encoding="utf-8")
+    proc = run_check(HW, "ppo", "--batch", str(tmp_path / "class"), "--csv", str(tmp_path / "s.csv"),
+                     env_extra={"HWKIT_ALLOW_DEFAULT_SECRET": "0", hidden.SECRET_ENV: str(default)})
     assert proc.returncode == 2 and "python -m grader.secret" in proc.stderr, proc.stdout + proc.stderr
     assert not (tmp_path / "s.csv").exists()
 
