@@ -63,10 +63,13 @@ def check_results(records: list[dict], guard: bool = True, show_hidden: bool = F
     for meta in (collected or {}).get("items", []):
         rec = verdicts.get(meta["nodeid"])
         subjects = [str(s) for s in meta.get("subjects") or []]
+        # what the collection says the check is: a check that never ran still gates (a hidden twin) or is gated
+        flags = {"guard": bool(meta.get("guard")), "hidden": bool(meta.get("hidden")),
+                 "twin": str(meta.get("twin") or ""), "grade_only": bool(meta.get("grade_only"))}
         if rec is None:
             out.append(CheckResult(meta["nodeid"], meta["name"], meta["title"], "failed", "error",
                                    "проверка не дала результата (процесс проверки прервался)", weight=meta["weight"],
-                                   bonus=meta["bonus"], subject=(subjects or [""])[0], subjects=subjects))
+                                   bonus=meta["bonus"], subject=(subjects or [""])[0], subjects=subjects, **flags))
             continue
         subject = rec.get("subject") if rec.get("subject") in subjects else (subjects or [""])[0]
         out.append(CheckResult(**{**{k: rec.get(k, "") for k in _FIELDS},
@@ -77,10 +80,8 @@ def check_results(records: list[dict], guard: bool = True, show_hidden: bool = F
                                   "title": meta["title"], "weight": meta["weight"], "bonus": meta["bonus"],
                                   "outcome": "passed" if rec.get("outcome") == "passed" else "failed",
                                   "functions": list(rec.get("functions") or []), "subject": subject,
-                                  "subjects": subjects, "guard": bool(meta.get("guard")),
-                                  "entered": _entered(rec.get("entered")), "defer": _defer(rec.get("defer")),
-                                  "hidden": bool(meta.get("hidden")), "twin": str(meta.get("twin") or ""),
-                                  "grade_only": bool(meta.get("grade_only"))}))
+                                  "subjects": subjects, "entered": _entered(rec.get("entered")),
+                                  "defer": _defer(rec.get("defer")), **flags}))
     out = gated(out, show_hidden)
     return guarded(out) if guard else out
 

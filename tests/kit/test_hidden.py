@@ -83,6 +83,22 @@ def test_a_check_of_two_functions_that_fails_on_one_closes_the_gate_of_that_one_
     assert got == {"test_f": True, "test_g": True, "test_fg[0]": False, "test_g1[0]": True}
 
 
+def test_a_check_without_a_verdict_keeps_its_flags_so_the_gate_still_sees_it():
+    """The checking process ended before some checks had a verdict (no result record): they fail as what the
+    collection says they are, so a hidden twin that never ran still fails its public case, and a check run only in
+    the grade that never ran still leaves its function's other checks without an exact pass on hidden inputs."""
+    items = [item("test_r[0]", "f"), item("test_r[hidden-0]", "f", twin="0"), item("test_lesson", "g"),
+             {**item("test_replay", "g", hidden_=True), "grade_only": True}, {**item("test_empty", "h"), "guard": True}]
+    records = [{"event": "collected", "items": items}, result("test_r[0]", "passed"), result("test_lesson", "passed")]
+    got = {c.name: c for c in check_results(records)}
+    assert list(got) == ["test_r[0]", "test_lesson", "test_replay", "test_empty"]  # the twin carries no points
+    assert not got["test_r[0]"].passed and got["test_r[0]"].kind == "hidden"
+    assert not got["test_lesson"].passed and "ни одной проверки на скрытых входах" in got["test_lesson"].message
+    replay, empty = got["test_replay"], got["test_empty"]
+    assert not replay.passed and (replay.hidden, replay.grade_only) == (True, True)
+    assert not empty.passed and empty.guard and "процесс проверки прервался" in empty.message
+
+
 def test_a_failed_public_check_keeps_its_own_message():
     items = [item("test_r[0]"), item("test_r[hidden-0]", twin="0")]
     got = graded(items, [("test_r[0]", "failed", "своё сообщение"), ("test_r[hidden-0]", "failed", "другое")])
