@@ -2,15 +2,18 @@
 
 Text a submission can influence (an exception's message, a repr of its answer, a notebook cell's source, the
 name of a student's folder) never reaches an output raw: a control character (an ESC sequence that clears the
-screen and draws a fake scoreboard) is written as a visible escape, ``\\x1b``.
+screen and draws a fake scoreboard) is written as a visible escape, ``\\x1b``, and so is a lone surrogate, which no
+UTF-8 output could encode (``\\udcff``).
 """
 from __future__ import annotations
 
 import hashlib
 import re
 
-# C0 and C1 control characters, DEL, and the Unicode line and paragraph separators and bidirectional overrides
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# C0 and C1 control characters, DEL, the Unicode line and paragraph separators and bidirectional overrides, and
+# surrogates (a lone one is no character: a file name's byte that is not UTF-8, or a ``\udcff`` in a JSON text)
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _visible(match: re.Match) -> str:
@@ -21,6 +24,23 @@ def _visible(match: re.Match) -> str:
 def printable(text: str, keep: str = "") -> str:
     """``text`` with every control character but those in ``keep`` (e.g. ``"\\n"``) written as an escape."""
     return _CONTROL.sub(lambda m: m.group(0) if m.group(0) in keep else _visible(m), str(text))
+
+
+def valid(text: str) -> str:
+    """``text`` as valid Unicode, which encodes to UTF-8 whatever it came from: each surrogate written as its escape
+    (``\\udcff``); everything else kept (newlines too: :func:`printable` escapes for where the text lands)."""
+    return _SURROGATE.sub(_visible, text)
+
+
+def valid_data(value):
+    """``value`` (plain data: dicts, lists, tuples, texts, numbers) with every text in it, keys too, :func:`valid`."""
+    if isinstance(value, str):
+        return valid(value)
+    if isinstance(value, dict):
+        return {valid_data(k): valid_data(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [valid_data(v) for v in value]
+    return value
 
 
 def identifiers(values, limit: int = 100) -> list[str]:

@@ -10,14 +10,18 @@ import hashlib
 import hmac
 import json
 
+from grader.escape import valid_data
+
 
 def sign(key: bytes, text: str) -> str:
     return hmac.new(key, text.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
 def line(key: bytes | None, record: dict) -> str:
-    """One event as the line the plugin writes."""
-    text = json.dumps(record, ensure_ascii=False)
+    """One event as the line the plugin writes: its texts made valid (a lone surrogate a worker's text brought, in a
+    file name or a forged ``\\udcff``, is written as that escape, here, before anything encodes or signs it), and in
+    ASCII, so that nothing of it can fail to encode."""
+    text = json.dumps(valid_data(record), ensure_ascii=True)
     return f"{sign(key, text)}\t{text}\n" if key else text + "\n"
 
 

@@ -5,6 +5,7 @@ Pure functions, no processes: how the runner turns the checking process's event 
 from __future__ import annotations
 
 from grader.boundary import events
+from grader.escape import printable
 from grader.runner import check_results
 
 ITEMS = [{"nodeid": f"t.py::test_{n}", "name": f"test_{n}", "title": f"проверка {n}", "weight": 1.0, "bonus": False}
@@ -50,3 +51,19 @@ def test_a_line_without_the_runs_signature_is_not_an_event():
     assert events.read(key, b'{"event": "result", "outcome": "passed"}\n') is None  # not signed at all
     tampered = line.replace(b"passed", b"failed")
     assert events.read(key, tampered) is None
+
+
+def test_an_event_with_text_that_is_not_valid_unicode_is_written_and_read_as_valid_escaped_text():
+    """A worker's text may hold a lone surrogate (a file name that is not UTF-8, a forged ``\\udcff`` in a frame):
+    writing the event never fails (the checking process once died here), and what the runner reads back is valid
+    Unicode with the surrogate as a visible escape, in every field and key."""
+    key = b"k" * 64
+    bad = "gae\udcff\nx.py: ячейка"
+    record = {"event": "result", "message": bad, "entered": {bad: [bad]}, "functions": (bad,), "weight": 1.0}
+    line = events.line(key, record)
+    assert line.isascii() and line.count("\n") == 1
+    back = events.read(key, line.encode("utf-8"))
+    shown = "gae\\udcff\nx.py: ячейка"
+    assert back == {"event": "result", "message": shown, "entered": {shown: [shown]}, "functions": [shown],
+                    "weight": 1.0}
+    assert printable(bad) == "gae\\udcff\\x0ax.py: ячейка"  # and escaped for where it lands
