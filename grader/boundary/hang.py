@@ -8,8 +8,10 @@ The checking side: :class:`HangReport`. The hang file is a file without a name (
 one per worker, which the worker gets as a descriptor and this process reads through its own: never a path the
 worker could replace by a link. What this module accepts from the worker: that file's first megabyte, as text.
 From it, it takes only the names of frames (file name, line number, function) that match a module of the
-submission as staged; the line shown is taken from the staged copy (``sources``), never by opening a file the
-dump names, and is escaped.
+submission as staged, or a notebook cell as the kit names it, compared in the escaped form faulthandler writes
+(:func:`dumped`: the dump is never decoded back, so no name in it becomes a newline or a lone surrogate here); the
+file name shown is the staged module's own, escaped, and the line shown is taken from the staged copy
+(``sources``), never by opening a file the dump names, and is escaped.
 """
 from __future__ import annotations
 
@@ -22,10 +24,22 @@ import time
 import typing
 from pathlib import Path
 
+from grader import escape
 from grader.escape import identifiers, printable
 
 _FRAME = re.compile(r'File "(.+)", line (\d+) in (\S+)')
 ENTERED = "hwkit-entered: "  # the line after the stacks: the functions the running call went through
+
+
+def dumped(text: str) -> str:
+    """``text`` as faulthandler writes a file or function name into the dump: printable ASCII as it is, any other
+    character as ``\\xHH``, ``\\uHHHH`` or ``\\UHHHHHHHH`` (a newline, a lone surrogate of a name that is not
+    UTF-8, a Cyrillic letter). Names are matched in this form; the dump is never decoded back."""
+    return "".join(ch if " " <= ch <= "~" else f"\\x{ord(ch):02x}" if ord(ch) <= 0xFF
+                   else f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}" for ch in text)
+
+
+_CELL = re.compile(re.escape(dumped("<ячейка ")) + r"(\d{1,9})>")  # loading.py compiles a cell as "<ячейка N>"
 
 
 class HangReport:
@@ -60,24 +74,24 @@ class HangReport:
         own = []  # the student's frames, innermost first (faulthandler prints the most recent call first)
         blocks = re.split(r"\n(?=(?:Current thread|Thread) )", dump)
         main = next((b for b in blocks if re.search(r'worker\.py", line \d+ in main', b)), dump)  # the requests' thread
+        modules = {dumped(name): name for name in sources}  # the submission's modules, as the dump names them
         for match in _FRAME.finditer(main):
             filename, line, func = match.group(1), int(match.group(2)), match.group(3)
-            if filename.startswith("<"):
-                name = filename.encode("ascii", "backslashreplace").decode("unicode_escape")
-                if name.startswith("<ячейка"):
-                    own.append((name[1:-1], line, func, ""))
+            cell = _CELL.fullmatch(filename)
+            if cell:  # a notebook cell's code, named by the kit (grader.boundary.loading): told in the kit's words
+                own.append((f"ячейка {int(cell.group(1))}", line, func, ""))
                 continue
-            name = Path(filename).name
-            if os.path.dirname(filename) == scratch and name in sources:  # a module of the submission's
-                lines = sources[name]
+            folder, base = os.path.dirname(filename), os.path.basename(filename)
+            if folder == dumped(scratch) and base in modules:  # a module of the submission's
+                lines = sources[modules[base]]
                 code = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-                own.append((name, line, func, printable(code)[:200]))
+                own.append((escape.name(modules[base]), line, func, printable(code)[:200]))
         if not own:
             return ""
         name, line, func, code = own[0]
-        what = "верхний уровень модуля" if func == "<module>" else f"функция {func}"
+        what = "верхний уровень модуля" if func == "<module>" else f"функция {printable(func)}"
         text = f"В этот момент выполнялась {what} ({name}, строка {line})" + (f": «{code}»" if code else "")
-        if function and func != function and any(f[2] == function for f in own):
+        if function and func != dumped(function) and any(f[2] == dumped(function) for f in own):
             text += f", вызванная из {function}"
         return text + "."
 
