@@ -35,7 +35,7 @@ def explain(exc: BaseException, live=None, mutated: list[tuple[str, str]] = ()) 
         if frame is not None:
             return "error", f"ошибка в вашем коде: {live.describe_error(exc)}"
     if mutated:  # the check's own code broke on an input the student's function changed under it
-        function, name = mutated[0]
+        function, name = mutated[0][0], printable(mutated[0][1])[:100]  # the parameter's name, as the worker said
         return "error", (f"функция {function} изменила свой аргумент `{name}` на месте, а проверка использует его "
                          f"дальше и не может сравнить ответ ({_local(exc)}).\nПодсказка: функции не меняют свои "
                          "входы — работайте с копией (np.array(x, dtype=float)) или создавайте новые массивы и "
@@ -51,11 +51,12 @@ def _todo_name(message: str) -> str:
 def _remote(exc: RemoteError) -> tuple[str, str]:
     kind, frames = exc.kind, exc.frames
     if kind == "missing":
-        return "todo", str(exc)
+        return "todo", printable(str(exc))
     if kind == "todo":
-        return "todo", f"не реализовано (TODO): {frames[-1][2] if frames else _todo_name(str(exc))}"
+        return "todo", f"не реализовано (TODO): {printable(frames[-1][2] if frames else _todo_name(str(exc)))[:200]}"
     if kind == "exit":
-        return "error", (f"ваш код вызвал sys.exit({exc.info.get('message', '')}) — функциям домашней работы выходить "
+        code = printable(str(exc.info.get("message", "")))[:200]
+        return "error", (f"ваш код вызвал sys.exit({code}) — функциям домашней работы выходить "
                          "из программы не нужно: верните результат через return.")
     if kind == "input":
         return "error", ("ваш код ждёт ввода с клавиатуры (input()): при проверке ввода нет. Уберите input() — "

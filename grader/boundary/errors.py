@@ -27,7 +27,10 @@ class RemoteError(Exception):
 
     @property
     def frames(self) -> list[list]:
-        return self.info.get("frames", [])
+        """[file name, line, function, code] of each frame the worker sent in that shape (anything else is dropped)."""
+        frames = self.info.get("frames")
+        return [f for f in frames if type(f) is list and len(f) == 4 and type(f[1]) in (int, type(None))
+                and all(type(x) is str for x in (f[0], f[2], f[3]))] if type(frames) is list else []
 
 
 _REMOTE_TYPES: dict[str, type] = {}

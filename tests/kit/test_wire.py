@@ -224,3 +224,24 @@ def test_a_students_exception_keeps_its_builtin_base_and_its_name(tmp_path):
         assert not isinstance(other.value, ValueError) and describe_remote(other.value).startswith("Odd: странно")
     finally:
         session.close()
+
+
+def test_the_workers_text_in_an_explanation_is_escaped_whatever_its_answer_holds():
+    """An answer is data a submission could forge: any text (a lone surrogate, a newline) and frames of any shape.
+    Every explanation made of it holds that text escaped only, and nothing of it makes the checking process raise."""
+    from grader.boundary.answers import apply
+    from grader.boundary.errors import BadAnswer, remote_error
+    from grader.explain import explain
+
+    bad, shown = "x\udcff\ny", "x\\udcff\\x0ay"
+    remote = [{"kind": "todo", "frames": [["f.py", 1, bad, ""]], "message": bad},
+              {"kind": "todo", "frames": [1, ["f.py"], None], "message": bad},  # frames that are no frames
+              {"kind": "exit", "message": bad}, {"kind": "missing", "message": bad},
+              {"kind": "error", "type": "ValueError", "message": bad, "frames": [[bad, 3, bad, bad]]}]
+    told = [explain(remote_error(info, "gae"))[1] for info in remote]
+    told.append(explain(ValueError("сравнение"), None, [("gae", bad)])[1])  # a parameter's name, as the worker said
+    with pytest.raises(BadAnswer) as unsendable:
+        apply({"unsendable": {0: bad}}, ([1.0],), {}, "gae")
+    told.append(str(unsendable.value))
+    for text in told:
+        assert shown in text and bad not in text and "\udcff" not in text, text
