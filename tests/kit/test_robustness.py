@@ -242,6 +242,46 @@ def test_a_function_that_hangs_costs_the_time_limit_once_per_function_not_per_ch
         {n: t["score"] for n, t in reference[2].items() if n not in calls}
 
 
+def test_a_code_file_name_that_is_not_utf8_and_holds_a_newline_crashes_no_checking_process(tmp_path):
+    """A hang report names the student's code by its file name, which the submission chooses: here bytes that are
+    not UTF-8 (a lone surrogate, once decoded) and a newline, in a module imported by its own path and in code
+    compiled under a notebook cell's name. Both functions loop past the limit. The checking process survives (it
+    died encoding such a name), each function fails with a time message, and every other check of the part has a
+    verdict of its own."""
+    folder = submission(tmp_path, """
+        import importlib.util as _util
+        import os as _os
+
+        _here = _os.path.dirname(_os.path.abspath(__file__))
+        for _name in sorted(_os.listdir(_here)):
+            if _name.startswith("gae"):  # its code named like a notebook cell's: "<ячейка gae\\udcff\\nx.py>"
+                with open(_os.path.join(_here, _name), "rb") as _f:
+                    exec(compile(_f.read(), "<ячейка " + _name + ">", "exec"))
+            elif _name.startswith("norm"):  # a module imported by its own path
+                _spec = _util.spec_from_file_location("norm", _os.path.join(_here, _name))
+                _module = _util.module_from_spec(_spec)
+                _spec.loader.exec_module(_module)
+                normalize_advantages = _module.normalize_advantages
+    """)
+    for name, function in [(b"gae\xff\nx.py", b"gae(rewards, values, last_value, gamma, lam)"),
+                           (b"norm\xfe\ny.py", b"normalize_advantages(adv, eps=1e-8)")]:
+        with open(os.path.join(os.fsencode(folder), name), "wb") as f:
+            f.write(b"def " + function + b":\n    while True:\n        pass\n")
+    proc, data, checks = grade(tmp_path, folder, timeout=1)
+    hung = {"gae", "normalize_advantages"}
+    assert not [n for n, t in checks.items() if "не дала результата" in t["output"]], proc.stdout
+    for function in hung:  # one call ran out of time; the function's later checks failed at once, saying so
+        mine = [t for t in checks.values() if t["extra_data"]["subject"] == function]
+        assert [t["extra_data"]["kind"] for t in mine].count("timeout") == 1, [t["output"] for t in mine]
+        assert all(t["extra_data"]["kind"] in ("timeout", "hung") for t in mine), [t["output"] for t in mine]
+        timeout = next(t for t in mine if t["extra_data"]["kind"] == "timeout")
+        assert f"превышено время (1 с): функция {function} не вернула ответ" in timeout["output"]
+    # where the module imported by its path looped: its staged name, escaped (the byte that is not UTF-8 as U+FFFD)
+    assert "функция normalize_advantages (norm\ufffd\\x0ay.py, строка 2)" in proc.stdout, proc.stdout
+    others = {n: t["status"] for n, t in checks.items() if t["extra_data"]["subject"] not in hung}
+    assert len(others) >= 20 and set(others.values()) == {"passed"}, others
+
+
 def test_module_that_hangs_on_import_is_reported_once_not_per_check(tmp_path, reference):
     folder = submission(tmp_path, """
         while True:
