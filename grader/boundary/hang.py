@@ -27,7 +27,7 @@ from pathlib import Path
 from grader import escape
 from grader.escape import identifiers, printable
 
-_FRAME = re.compile(r'File "(.+)", line (\d+) in (\S+)')
+_FRAME = re.compile(r'File "(.+)", line (\d{1,9}) in (\S+)')  # a line's number of at most 9 digits
 ENTERED = "hwkit-entered: "  # the line after the stacks: the functions the running call went through
 
 

@@ -45,3 +45,14 @@ def test_a_name_made_to_look_like_a_cell_is_never_decoded_into_the_checking_proc
     report = hang_report(tmp_path, [("<ячейка 12>", "gae")])
     assert report.where("gae", tmp_path, {}) == "В этот момент выполнялась функция gae (ячейка 12, строка 2)."
     report.close()
+
+
+def test_a_forged_dump_is_only_text(tmp_path):
+    """The worker can write anything into its hang file: a frame with a line number of 5000 digits (which int()
+    refuses) is no frame, and where() says nothing rather than raise."""
+    report = HangReport(tmp_path)
+    report.fresh()
+    report.file.write(b'  File "' + str(tmp_path).encode() + b'/ppo.py", line ' + b"9" * 5000 + b" in gae\n")
+    report.file.flush()
+    assert report.where("gae", tmp_path, {"ppo.py": ["def gae():"]}) == ""
+    report.close()
