@@ -9,6 +9,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/kit/kit.py, catalogue.py
 
 from catalogue import Graded  # noqa: E402
+from grader.boundary import confine as _confine  # noqa: E402
 from grader.homeworks import ROOT  # noqa: E402
 
 # the bytecode of the kit's own modules (the grader, the graded suites, their answer keys, these tests), written
@@ -22,6 +23,10 @@ for _folder in ("grader", "tests"):  # not the mistakes and variants, appended t
 # the kit's own tests grade batches and build Gradescope zips with the kit's default secret of hidden inputs (an
 # instructor is refused it: tests/kit/test_hidden.py)
 os.environ["HWKIT_ALLOW_DEFAULT_SECRET"] = "1"
+# where nothing confines a submission's code (no namespaces, not root), they grade batches all the same; where
+# something does, a batch is refused without it (tests/kit/test_confinement.py)
+if _confine.mode() == "none":
+    os.environ[_confine.ALLOW_ENV] = "1"
 
 # a second homework's files, laid over a copy of the kit by test_second_homework.py: not the kit's own tests
 collect_ignore = ["second_homework"]

@@ -535,3 +535,37 @@ def test_a_submission_that_reads_every_file_it_can_reach_gets_nothing_of_the_key
     assert secret_text not in said
     for closed in (ROOT / "solutions", hw.tests_dir / "key", ROOT / ".git"):
         assert f"{closed.resolve()}/" not in said.replace("\\/", "/"), f"{closed} reached the feedback"
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root, to be refused as root")
+def test_a_grade_for_the_record_is_refused_where_nothing_confines_the_code(tmp_path):
+    """Root without namespaces and told not to change user (as where no uid of its own can run this Python): a batch
+    is refused, says why and writes nothing; --allow-unconfined grades it, warning that nothing confines the code."""
+    (tmp_path / "class" / "alice").mkdir(parents=True)
+    shutil.copy(ROOT / "homework" / HW / "ppo.py", tmp_path / "class" / "alice" / "ppo.py")
+    scores = tmp_path / "scores.csv"
+    env = {"HWKIT_CONFINE": "off", confine.SEPARATE_ENV: "off", confine.ALLOW_ENV: "0"}
+    refused = run_check(HW, "ppo", "--batch", str(tmp_path / "class"), "--csv", str(scores), env_extra=env)
+    assert refused.returncode == 2 and "оценка для ведомости не выставляется" in refused.stderr, refused.stderr
+    assert "--allow-unconfined" in refused.stderr and not scores.exists()
+    allowed = run_check(HW, "ppo", "--batch", str(tmp_path / "class"), "--csv", str(scores), "--allow-unconfined",
+                        env_extra=env)
+    assert scores.is_file() and "без изоляции" in allowed.stderr, allowed.stdout + allowed.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root, to drop to another user")
+def test_a_grader_that_is_not_root_and_has_no_namespaces_refuses_a_grade_for_the_record(tmp_path):
+    """Dropped to another uid, without namespaces, the grader cannot give the code a user of its own: a batch is
+    refused, and the reason says so."""
+    mode_env("user")  # this uid must reach Python and the kit, as a worker's does
+    (tmp_path / "class" / "alice").mkdir(parents=True)
+    for path in [tmp_path, *tmp_path.rglob("*")]:
+        os.chown(path, confine.PROBE_UID, confine.PROBE_UID)
+    env = {**{k: v for k, v in os.environ.items() if k != confine.ALLOW_ENV}, "HWKIT_CONFINE": "off",
+           "PYTHONDONTWRITEBYTECODE": "1", "HOME": str(tmp_path)}
+    proc = subprocess.run([sys.executable, str(ROOT / "homework" / "check.py"), HW, "ppo", "--batch",
+                           str(tmp_path / "class"), "--csv", str(tmp_path / "s.csv")], capture_output=True, text=True,
+                          env=env, cwd=str(tmp_path), timeout=120, user=confine.PROBE_UID, group=confine.PROBE_UID,
+                          extra_groups=[])
+    assert proc.returncode == 2 and "не от root" in proc.stderr, proc.stdout + proc.stderr
+    assert not (tmp_path / "s.csv").exists()

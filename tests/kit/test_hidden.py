@@ -193,23 +193,23 @@ def test_an_answer_survives_its_record_exactly():
     assert back["флаги"].dtype == bool and back["имя ошибки"].dtype == np.float64
 
 
-@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root, to become nobody")
-def test_without_namespaces_a_worker_run_as_nobody_cannot_read_the_answer_key():
-    """Without namespaces a grader run as root runs the worker as nobody (grader.boundary.confine); the grader keeps
-    the key folder its owner's only (grader.runner.protect_key), so nobody cannot read an oracle or the secret."""
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root, to change user")
+def test_without_namespaces_a_worker_run_as_a_user_of_its_own_cannot_read_the_answer_key():
+    """Without namespaces a grader run as root runs the worker as a uid of the submission's own (grader.boundary.
+    confine); the grader keeps the key folder its owner's only (grader.runner.protect_key), so that user cannot read
+    an oracle or the secret."""
     from grader import homeworks
+    from grader.boundary import confine
     from grader.runner import protect_key
 
     hw = homeworks.load(HW)
     protect_key(hw)
     target = hw.tests_dir / "key" / "ppo.py"
     pid = os.fork()
-    if pid == 0:  # the child becomes nobody, as a worker does, and tries
+    if pid == 0:  # the child becomes such a user, as a worker does, and tries
         code = 1
         try:
-            os.setgroups([])
-            os.setgid(65534)
-            os.setuid(65534)
+            confine.become(confine.PROBE_UID)
             try:
                 target.read_bytes()
             except PermissionError:
@@ -217,7 +217,7 @@ def test_without_namespaces_a_worker_run_as_nobody_cannot_read_the_answer_key():
         finally:
             os._exit(code)
     _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0, "nobody read the answer key"
+    assert os.waitstatus_to_exitcode(status) == 0, "a user of its own read the answer key"
 
 
 def test_every_function_has_an_exact_check_on_hidden_inputs_of_its_own(tmp_path):
