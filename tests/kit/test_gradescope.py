@@ -87,7 +87,8 @@ def zips(tmp_path_factory):
     return {"full": full, "parts": parts}
 
 
-def autograde(zip_path: Path, root: Path, submission: dict[str, bytes]) -> tuple[subprocess.CompletedProcess, dict]:
+def autograde(zip_path: Path, root: Path, submission: dict[str, bytes],
+              env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess, dict]:
     """Do what Gradescope does: unpack the zip into ROOT/source (keeping its file modes), copy run_autograder
     to ROOT, put the submission into ROOT/submission, run ROOT/run_autograder from ROOT; read the results."""
     _unpack(zip_path, root)
@@ -98,7 +99,7 @@ def autograde(zip_path: Path, root: Path, submission: dict[str, bytes]) -> tuple
     (root / "submission").mkdir(exist_ok=True)
     before = {p: p.read_bytes() for p in (root / "submission").rglob("*") if p.is_file()}
     proc = _run(root / "run_autograder", cwd=root,
-                env={"GRADESCOPE_ROOT": str(root), "GRADESCOPE_PYTHON": sys.executable})
+                env={"GRADESCOPE_ROOT": str(root), "GRADESCOPE_PYTHON": sys.executable, **(env or {})})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"the kit in {root / 'source'} " in proc.stdout, proc.stdout  # the unpacked kit grades, not this one
     after = {p: p.read_bytes() for p in (root / "submission").rglob("*") if p.is_file()}
@@ -196,6 +197,22 @@ def test_only_tracked_files_ship(tmp_path):
     assert kit_files(kit) == ["grader/a.py", "homework/hw/b.py"]  # untracked scratch.py and notes.txt stay out
     shutil.rmtree(kit / ".git")  # not a checkout: every file but the exclusions
     assert kit_files(kit) == ["grader/a.py", "homework/hw/b.py", "homework/hw/notes.txt", "scratch.py"]
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="a root grader that cannot change user")
+def test_a_container_that_confines_nothing_grades_nobody_unless_the_zip_allows_it(zips, tmp_path):
+    """A container without namespaces where the code cannot get a user of its own (here: told not to): the reference
+    gets 0 on every part with the reason, and the instructor's log says it too; the zip allows it only when built
+    with --allow-unconfined."""
+    from grader.boundary import confine
+
+    assert json.loads(zipfile.ZipFile(zips["parts"]).read("gradescope.json"))["allow_unconfined"] is False
+    submission = _files(ROOT / "solutions" / HW)
+    env = {"HWKIT_CONFINE": "off", confine.SEPARATE_ENV: "off", confine.ALLOW_ENV: "0"}
+    proc, data = autograde(zips["parts"], tmp_path, submission, env=env)
+    assert data["score"] == 0 and data["tests"] and all(t["status"] == "failed" for t in data["tests"])
+    assert all("оценка для ведомости не выставляется" in t["output"] for t in data["tests"]), data["tests"]
+    assert "confinement: none" in proc.stdout and "не выставляется" in proc.stdout, proc.stdout
 
 
 def test_reference_gets_full_marks_with_bonus(zips, tmp_path):
