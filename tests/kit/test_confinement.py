@@ -569,3 +569,44 @@ def test_a_grader_that_is_not_root_and_has_no_namespaces_refuses_a_grade_for_the
                           extra_groups=[])
     assert proc.returncode == 2 and "не от root" in proc.stderr, proc.stdout + proc.stderr
     assert not (tmp_path / "s.csv").exists()
+
+
+DESCRIBES_ITS_WORLD = textwrap.dedent('''
+    import hashlib, json, os, re, sys
+
+
+    def td_errors(rewards, values, last_value, gamma):
+        """What the code can tell of where it runs, each a digest (the scratch folders' random names aside)."""
+        env = {k: v for k, v in os.environ.items() if k != "HWKIT_WORKER"}  # the run's marker: a new one each run
+        with open("/proc/self/limits") as f:
+            limits = f.read()
+        with open("/proc/self/status") as f:
+            status = [line for line in f if line.split(":")[0] in ("CapEff", "Seccomp", "NoNewPrivs")]
+        umask = os.umask(0o022)
+        world = {"path": sys.path, "cwd": os.getcwd(), "env": env, "uid": os.getuid(), "gid": os.getgid(),
+                 "groups": os.getgroups(), "host": os.uname().nodename, "argv": sys.argv, "exe": sys.executable,
+                 "files": sorted(os.listdir(".")), "umask": umask, "limits": limits, "status": status,
+                 "marker": sorted(os.environ)}
+        said = {k: re.sub(r"(hwgrade|session|work)-[a-z0-9_]{8}", lambda m: m.group(1) + "-*",
+                          json.dumps(v, sort_keys=True))
+                for k, v in world.items()}
+        raise ValueError("мир: " + " ".join(f"{k}={hashlib.sha256(v.encode()).hexdigest()[:8]}"
+                                            for k, v in sorted(said.items())))
+''')
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_code_sees_the_same_world_in_the_self_check_and_in_the_grade(tmp_path, mode):
+    """On one machine and in one mode, --public and the grade give the code the same paths, working folder (its
+    name's pattern), environment, user, host name, limits and privileges: nothing tells it which one it is in."""
+    env = mode_env(mode)
+    (tmp_path / "ppo.py").write_text(DESCRIBES_ITS_WORLD, encoding="utf-8")
+    seen = []
+    for public in ([], ["--public"]):
+        proc = run_check(HW, "ppo::test_td_errors_courier", "--dir", str(tmp_path), *public, env_extra=env)
+        told = [line.split("мир: ", 1)[1].split(" (", 1)[0] for line in proc.stdout.splitlines() if "мир: " in line]
+        assert told, proc.stdout + proc.stderr
+        seen.append(dict(item.split("=") for item in told[0].split()))
+    grade, self_check = seen
+    assert len(grade) == 14 and grade == self_check, {k: (grade[k], self_check.get(k)) for k in grade
+                                                      if grade[k] != self_check.get(k)}
