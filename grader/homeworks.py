@@ -6,6 +6,7 @@ folders (``solutions/<hw>``, ``homework/<hw>``, ``tests/<hw>``), never editing t
 from __future__ import annotations
 
 import difflib
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +33,29 @@ class Part:
     bonus_points: float = 0.0
     cost: float = 1.0  # how long the part takes to grade, relative to the others: for scheduling only
     timeout_hints: tuple[tuple[str, str], ...] = ()  # (function, what to look at when it runs past the limit)
+    # the CPU seconds all the part's calls together may use, hidden checks included (python -m grader.budget
+    # records it with the figure it comes from: the CPU the loop-heavy variant spent on the part in the grade)
+    cpu: float | None = None
+    variant_cpu: float | None = None
+
+    def budget(self, limit: float | None = None) -> float:
+        """The part's CPU budget: the recorded one (without one, :func:`cpu_budget` of the limit alone); with
+        another per-check ``limit`` than the part's (``--timeout``), :func:`cpu_budget` of that limit and the
+        recorded figure."""
+        if limit is None or limit == self.timeout:
+            return float(self.cpu) if self.cpu is not None else cpu_budget(self.timeout)
+        return cpu_budget(limit, self.variant_cpu)
+
+
+BUDGET_LIMITS = 2  # a part's CPU budget is at least this many per-check limits ...
+BUDGET_VARIANT = 3  # ... and this many times what a slow but correct solution (the loop-heavy variant) spends on it
+
+
+def cpu_budget(timeout: float, variant_cpu: float | None = None) -> float:
+    """max(2 × the per-check limit, 3 × the CPU the loop-heavy variant spends on the part in the grade), rounded up
+    to a whole second: a slow but correct solution never meets it, and a submission that burns CPU just under the
+    per-check limit in every call meets it after a few calls."""
+    return float(math.ceil(round(max(BUDGET_LIMITS * timeout, BUDGET_VARIANT * (variant_cpu or 0.0)), 6)))
 
 
 @dataclass(frozen=True)

@@ -181,10 +181,12 @@ def pytest_make_collect_report(collector):
 
 
 def pytest_sessionfinish(session):
-    sessions = session.config.stash[_STATE]["sessions"].values()
-    levels = sorted({s.level for s in sessions})
+    sessions = session.config.stash[_STATE]["sessions"]
+    levels = sorted({s.level for s in sessions.values()})
     if levels:
         _emit(session.config, {"event": "confinement", "level": "; ".join(levels)})
+    for (_, module), s in sessions.items():  # the worker's CPU time each part's calls used (grader.budget)
+        _emit(session.config, {"event": "part-cpu", "module": module, "seconds": round(s.spent, 3)})
 
 
 # ---- the implementation under test ---------------------------------------------------------------------
@@ -219,7 +221,8 @@ def _session(config, hw_name: str, module: str) -> Session:
         part = next((p for p in hw.parts if p.module == module), None)
         limit = config.getoption("--check-timeout") or (part.timeout if part else max(p.timeout for p in hw.parts))
         hints = dict(part.timeout_hints) if part else {}
-        sessions[hw_name, module] = Session(hw, _source(config.getoption("--impl"), hw), limit, hints)
+        budget = part.budget(config.getoption("--check-timeout")) if part else None  # all the part's calls together
+        sessions[hw_name, module] = Session(hw, _source(config.getoption("--impl"), hw), limit, hints, budget)
         if config.stash[_STATE]["check"] is not None:  # created by the fixture of the check now starting
             sessions[hw_name, module].begin_check(*config.stash[_STATE]["check"])
     return sessions[hw_name, module]

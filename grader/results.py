@@ -52,6 +52,7 @@ class PartResult:
     inputs: str = "public"  # "hidden": the grade for the record (hidden inputs too); "public": a self-check
     secret: str = ""  # with hidden inputs: the fingerprint of the secret they derive from (grader.hidden)
     kit: str = ""  # the version of the public checks (grader.hidden.checks_version): the same in the copy
+    cpu: float = 0.0  # the CPU time the worker spent on the part's calls, as the part's budget counts it
 
     def _weights(self, bonus: bool) -> tuple[float, float]:
         own = [c for c in self.checks if c.bonus == bonus]

@@ -306,6 +306,8 @@ def _sort(hw: Homework, selected, results: dict[str, PartResult], records: list[
                 file, _, check = str(name).partition("::")
                 if by_file.get(file) in results:
                     results[by_file[file]].unknown.append(check)
+        if rec.get("event") == "part-cpu" and by_module.get(rec.get("module")) in results:
+            results[by_module[rec["module"]]].cpu = float(rec.get("seconds") or 0.0)
         if rec.get("event") == "notes":
             owner = by_module.get(rec.get("module"))
             for part_id in [owner] if owner else list(results):

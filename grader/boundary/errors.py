@@ -57,6 +57,10 @@ class CallTimeout(Exception):
     """A call ran past the check's time limit; the message says which function and where it was."""
 
 
+class BudgetSpent(CallTimeout):
+    """The part's calls together used up its CPU budget: the call was not made, or ended there."""
+
+
 class WorkerCrashed(Exception):
     """The worker ended in the middle of a call (os._exit, a crash, a resource limit)."""
 
@@ -75,6 +79,16 @@ def timed_out(function: str, limit: float, where: str, hint: str | None) -> Call
     return CallTimeout(f"превышено время ({limit:g} с): функция {function} не вернула ответ. Нет ли бесконечного "
                        "цикла (while без выхода, условие остановки, которое не выполняется)?"
                        + (f"\n{where}" if where else "") + (f"\nПодсказка: {hint}" if hint else ""))
+
+
+def budget_spent(function: str, budget: float, limit: float, ran: bool = False) -> BudgetSpent:
+    what = "не успела вернуть ответ" if ran else "не запускалась"
+    return BudgetSpent(f"превышено общее время части ({budget:g} с): вызовы вашего кода во всех проверках части "
+                       f"вместе израсходовали её бюджет — {budget:g} с процессорного времени, — поэтому функция "
+                       f"{function} {what}, а оставшиеся проверки части не засчитаны.\nПодсказка: ищите функцию, "
+                       f"которая в каждом вызове работает почти до лимита одной проверки ({limit:g} с): лишние "
+                       "циклы, повторные вычисления, слишком много итераций. Верное решение, даже медленное, "
+                       "укладывается в бюджет с большим запасом.")
 
 
 def crashed(function: str, exc: Exception) -> WorkerCrashed:

@@ -56,7 +56,8 @@ class Session:
     """The submission under test in one pytest session: its worker, and the bookkeeping of modules that did not
     load and functions that hung."""
 
-    def __init__(self, hw: Homework, source: Path, limit: float, timeout_hints: dict[str, str] | None = None):
+    def __init__(self, hw: Homework, source: Path, limit: float, timeout_hints: dict[str, str] | None = None,
+                 budget: float | None = None):
         self.hw, self.source, self.limit = hw, Path(source).resolve(), float(limit)
         self.folder = self.source.parent if self.source.is_file() else self.source  # the student's, as they name it
         self.timeout_hints = timeout_hints or {}  # function -> what to look at when it runs past the limit
@@ -75,6 +76,11 @@ class Session:
         # one; a machine busy with others costs nothing of it)
         self.slack = self.limit * WALL_FACTOR
         self.owed = 0.0  # CPU time used outside a check (a module's import), charged to the next check
+        # the worker's CPU time all the part's calls together may use (hidden checks included: they run in this
+        # session), and what they used: past it, the part's remaining calls fail at once. A call that ran past
+        # its own limit is not charged: it already costs its function every later call (``hung``)
+        self.budget = float(budget) if budget else float("inf")
+        self.spent = 0.0
 
     @property
     def level(self) -> str:
@@ -149,6 +155,8 @@ class Session:
             raise
 
     def _call(self, module: str, function: str, args: tuple, kwargs: dict, repeat: int, track: bool):
+        if self.spent >= self.budget:
+            raise errors.budget_spent(function, self.budget, self.limit)
         if (module, function) in self.hung:
             raise errors.hung(function, self.hung[module, function], self.limit)
         info = self.load(module)
@@ -158,7 +166,9 @@ class Session:
             self.check.functions.append(function)
         seed, self.check.seed = self.check.seed, None
         started = time.monotonic()
-        cpu = max(min(self.check.cpu_left, self.limit), 0.05)
+        left = self.budget - self.spent
+        by_budget = left < min(self.check.cpu_left, self.limit)  # the part's budget ends the call before its limit
+        cpu = max(min(self.check.cpu_left, self.limit, left), 0.05)
         if self.link.measures_cpu:  # the limit is CPU time; a backstop per check; waiting, a budget per part
             wall = self.check.deadline - started if self.check.nodeid else self.limit * WALL_FACTOR
         else:  # where the worker's CPU time is not known, the limit is wall-clock time
@@ -179,6 +189,9 @@ class Session:
             went = self.check.entered.setdefault(function, [])
             went += [f for f in self.link.entered() if f not in went]
             self.link.discard()
+            if by_budget:
+                self.spent = self.budget
+                raise errors.budget_spent(function, self.budget, self.limit, ran=True) from None
             self.hung[module, function] = self.check.title or function
             raise errors.timed_out(function, self.limit, where, self.timeout_hints.get(function)) from None
         except WorkerCrashed as exc:
@@ -190,7 +203,9 @@ class Session:
 
     def _spend(self, started: float) -> None:
         """Charge what the last request cost: its CPU time to the check (to the next check, when it came outside
-        one: a module's import), its waiting (neither on a CPU nor queued for one) to the part's budget."""
+        one: a module's import) and to the part's budget, its waiting (neither on a CPU nor queued for one) to
+        the part's budget of waiting."""
+        self.spent += self.link.meter.used
         if self.check.nodeid:
             self.check.cpu_left -= self.link.meter.used
         else:
