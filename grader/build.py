@@ -3,7 +3,8 @@
 ``python -m grader.build [HW ...]`` writes ``homework/<hw>/*.py`` (the stubs of :mod:`grader.stubs`; a module
 without solution regions is copied as provided code), the notebook, when the homework has one
 (:mod:`grader.notebook_build`), and the answer records of a part whose checks, key or reference changed
-(:mod:`grader.answers`); ``--check`` writes nothing and exits 1 when a generated file is out of date.
+(:mod:`grader.answers`), and the parts' CPU budgets when a part's limit changed (:mod:`grader.budget`); ``--check``
+writes nothing and exits 1 when a generated file is out of date.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from grader import answers, homeworks, key, notebook_build
+from grader import answers, budget, homeworks, key, notebook_build
 from grader.answers import AnswersError, keyed_parts, stale_sources
 from grader.homeworks import ROOT
 from grader.stubs import BuildError, make_stub
@@ -51,10 +52,21 @@ def records(hw_name: str, check: bool = False) -> list[Path]:
     return out
 
 
+def budgets(hw_name: str, check: bool = False) -> list[Path]:
+    """``parts.toml`` when a part's recorded CPU budget is stale (grader.budget); remade unless ``check``."""
+    hw = homeworks.load(hw_name)
+    out = budget.stale(hw)
+    if out and not check:
+        budget.remake(hw)
+    return out
+
+
 def stale(hw_name: str) -> list[Path]:
-    """Generated files that differ from what the build would write now, and answer records made from other
-    sources than today's (grader.answers: ``python -m grader.answers`` remakes them)."""
-    return build(hw_name, check=True) + stale_sources(homeworks.load(hw_name))
+    """Generated files that differ from what the build would write now, answer records made from other
+    sources than today's (grader.answers: ``python -m grader.answers`` remakes them), and a ``parts.toml`` whose
+    CPU budgets are stale (grader.budget)."""
+    hw = homeworks.load(hw_name)
+    return build(hw_name, check=True) + stale_sources(hw) + budget.stale(hw)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         out_of_date = [path for name in names for path in build(name, args.check)]
         out_of_date += [path for name in names for path in records(name, args.check)]
-    except (BuildError, homeworks.UsageError, AnswersError) as exc:
+        out_of_date += [path for name in names for path in budgets(name, args.check)]
+    except (BuildError, homeworks.UsageError, AnswersError, budget.BudgetError) as exc:
         print(f"build: {exc}", file=sys.stderr)
         return 2
     for path in out_of_date:

@@ -37,6 +37,7 @@ EXCLUDED = [
     "docs", ".git", ".github",
     "grader/build.py", "grader/stubs.py", "grader/notebook_build.py", "grader/batch.py", "grader/release.py",
     "grader/gradescope.py", "grader/constraints.py", "grader/answers.py", "grader/secret.py",
+    "grader/budget.py",
     "grader/report_class.py", "grader/report_class.schema.json",  # the class report: for instructors only
     "*.egg-info", "__pycache__", ".pytest_cache", ".ipynb_checkpoints", "build", "dist", "out", ".venv", "venv",
 ]
