@@ -8,12 +8,13 @@ a notebook, the one the student worked in (whose code is not the kit's untouched
 by its own checking process, and the submission's code runs in a confined worker with a scratch copy of the
 submission's modules (grader/runner.py, grader/boundary/): a submission that hangs,
 crashes or misbehaves touches neither the others, nor DIR, nor the kit. Several submissions are graded at once
-(``--jobs``); a progress line goes to stderr. When every submission's processes are gone, the CSV gets one
-row per submission, in name order, and ``--feedback OUT`` each student's scoreboard and feedback
-(``OUT/<name>.txt``, and ``.json``). ``--report REPORT`` keeps each submission's record (``REPORT/records/<name>.json``:
-its scores, its checks' verdicts and the typical mistakes its feedback named) and builds the class report from them
-(grader/report_class.py: ``REPORT/index.html``, ``report.json``, ``mistakes.csv``); the feedback then goes to
-``REPORT/feedback/`` unless ``--feedback`` says where.
+(``--jobs``); a progress line goes to stderr. As soon as a submission's processes are gone, its outputs are
+written: its row is appended to the CSV, ``--feedback OUT`` gets its scoreboard and feedback (``OUT/<name>.txt``,
+and ``.json``), ``--report REPORT`` its record (``REPORT/records/<name>.json``: its scores, its checks' verdicts and
+the typical mistakes its feedback named); a submission that burns CPU holds up nobody else's (each part has a CPU
+budget for all its calls: grader.budget). At the end the CSV is written again in name order, and the class report
+is built from the records (grader/report_class.py: ``REPORT/index.html``, ``report.json``, ``mistakes.csv``); the
+feedback goes to ``REPORT/feedback/`` unless ``--feedback`` says where.
 """
 from __future__ import annotations
 
@@ -235,49 +236,76 @@ def run(hw: Homework, parts: list[tuple[Part, list[str] | None]], folder: Path, 
         print(SEPARATE_USER_NOTE.format(first=confine.UID_BASE) if confine.mode() == "user" else UNCONFINED_WARNING,
               file=stream or sys.stderr)
     progress = _Progress(len(subs), stream)
-    with confine.closed_to_workers(folder), ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(grade_submission, hw, parts, sub, timeout) for sub in subs]
-        for future in as_completed(futures):
-            progress.update(future.result())
-    # every submission's processes are gone: only now are the results written
-    told: dict[str, list[dict]] = {}
-    if feedback is not None:
-        feedback.mkdir(parents=True, exist_ok=True)
-        confine.private(feedback)
-        for sub in subs:
-            told[sub.stem] = write_feedback(hw, sub, feedback)
-    rows = [csv_row(sub, hw, [p for p, _ in parts]) for sub in subs]
-    if csv_path:
-        export.write_csv(csv_path, rows)
-        confine.private(csv_path)
-    print(summary(hw, subs, [p for p, _ in parts]))
+    chosen = [p for p, _ in parts]
+    fields = csv_fields(hw, chosen)
+    rows: dict[str, dict] = {}
+    with confine.closed_to_workers(folder):  # its outputs too: the CSV, the feedback, the records
+        if csv_path:
+            Path(csv_path).parent.mkdir(parents=True, exist_ok=True)
+            export.write_csv(csv_path, [], fields)  # the header now; each row as its submission is done
+        for out in (feedback, report):
+            if out is not None:
+                out.mkdir(parents=True, exist_ok=True)
+                confine.private(out)
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            futures = [pool.submit(grade_submission, hw, parts, sub, timeout) for sub in subs]
+            for future in as_completed(futures):
+                sub = future.result()  # its processes are gone: its results are written now
+                rows[sub.stem] = write_submission(hw, sub, chosen, csv_path, fields, feedback, report)
+                progress.update(sub)
+        ordered = [rows[sub.stem] for sub in subs]
+        if csv_path:
+            export.write_csv(csv_path, ordered, fields)  # in name order, in place of the order they were done in
+    print(summary(hw, subs, chosen))
     if report is not None:
-        print(write_report(hw, subs, [p for p, _ in parts], rows, told, feedback, report))
+        print(class_report(hw, report))
     return subs
 
 
-def write_report(hw: Homework, subs: list[Submission], parts: list[Part], rows: list[dict],
-                 told: dict[str, list[dict]], feedback: Path, report: Path) -> str:
-    """Each submission's record (``report/records/<stem>.json``) and the class report built from those records
-    alone, as ``python -m grader.report_class report/records OUT`` builds it again; the line that says where."""
+def csv_fields(hw: Homework, parts: list[Part]) -> list[str]:
+    """The CSV's columns, known before any submission is graded: those of a graded submission's row."""
+    return list(csv_row(Submission("", Path(), "folder", results=[PartResult(p) for p in parts]), hw, parts))
+
+
+def write_submission(hw: Homework, sub: Submission, parts: list[Part], csv_path: str | None, fields: list[str],
+                     feedback: Path | None, report: Path | None) -> dict:
+    """A graded submission's outputs, written as soon as its processes are gone: its feedback files, its CSV row
+    (appended), its record for the class report; the row."""
+    shown = write_feedback(hw, sub, feedback) if feedback is not None else []
+    row = csv_row(sub, hw, parts)
+    if csv_path:
+        export.append_csv(csv_path, row, fields)
+    if report is not None:
+        write_record(hw, sub, parts, row, shown, feedback, report)
+    return row
+
+
+def write_record(hw: Homework, sub: Submission, parts: list[Part], row: dict, shown: list[dict], feedback: Path,
+                 report: Path) -> None:
+    """A submission's record for the class report (``report/records/<stem>.json``): its scores, its checks'
+    verdicts and the failure texts its feedback showed (``shown``)."""
     import os
 
     from grader import report_class
 
     records_dir = report / "records"
-    report.mkdir(parents=True, exist_ok=True)
-    confine.private(report)
-    for sub, row in zip(subs, rows):
-        link = os.path.relpath(feedback / f"{sub.stem}.txt", records_dir)
-        error = sub.error or ("" if sub.results else "нет результатов")
-        record = report_class.record_from_results(sub.name, sub.results if not sub.error else [], told[sub.stem],
-                                                  link, sub.kind, sub.graded, error)
-        if error:  # the CSV's row: every graded part at 0
-            record["parts"] = [{"id": p.id, "title": p.title, "points": p.points, "bonus_points": p.bonus_points,
-                                "score": 0.0, "bonus_score": 0.0, "error": ""} for p in parts]
-            record["max"] = row["max"]
-        report_class.write_record(records_dir, sub.stem, record)
-    records, base = report_class.read_source(records_dir)
+    link = os.path.relpath(feedback / f"{sub.stem}.txt", records_dir)
+    error = sub.error or ("" if sub.results else "нет результатов")
+    record = report_class.record_from_results(sub.name, sub.results if not sub.error else [], shown,
+                                              link, sub.kind, sub.graded, error)
+    if error:  # the CSV's row: every graded part at 0
+        record["parts"] = [{"id": p.id, "title": p.title, "points": p.points, "bonus_points": p.bonus_points,
+                            "score": 0.0, "bonus_score": 0.0, "error": ""} for p in parts]
+        record["max"] = row["max"]
+    report_class.write_record(records_dir, sub.stem, record)
+
+
+def class_report(hw: Homework, report: Path) -> str:
+    """The class report built from the records alone, as ``python -m grader.report_class report/records OUT``
+    builds it again; the line that says where."""
+    from grader import report_class
+
+    records, base = report_class.read_source(report / "records")
     data = report_class.build(records, report, report_class.links_for(records, base, report), homework=hw.name)
     return (f"отчёт о классе: {report / 'index.html'} (названных типичных ошибок: {len(data['mistakes'])}; "
             f"данные: report.json, mistakes.csv)")

@@ -5,6 +5,7 @@ import csv
 import fnmatch
 import json
 import math
+import os
 from pathlib import Path
 
 from grader import escape
@@ -193,11 +194,25 @@ def provenance(results: list[PartResult]) -> dict:
             "kit": ",".join(sorted({r.kit for r in results if r.kit}))}
 
 
-def write_csv(path: str | Path, rows: list[dict]) -> None:
-    fields: list[str] = []
+def write_csv(path: str | Path, rows: list[dict], fields: list[str] | None = None) -> None:
+    """The rows under a header of ``fields`` (and any other column a row has), written whole: a file that was
+    there is replaced at once, never left half written."""
+    fields = list(fields or [])
     for row in rows:
         fields += [k for k in row if k not in fields]
-    with open(path, "w", newline="", encoding="utf-8") as f:
+    path = Path(path)
+    whole = not path.exists() or path.is_file() and not path.is_symlink()  # not /dev/stdout
+    target = path.with_name(path.name + ".partial") if whole else path
+    with open(target, "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=fields)
         writer.writeheader()
         writer.writerows({k: escape.csv_cell(v) for k, v in row.items()} for row in rows)
+    if whole:
+        os.replace(target, path)
+
+
+def append_csv(path: str | Path, row: dict, fields: list[str]) -> None:
+    """One more row of a CSV whose header is ``fields`` (:func:`write_csv`); a column it does not have is left out."""
+    with open(path, "a", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        writer.writerow({k: escape.csv_cell(v) for k, v in row.items()})

@@ -321,16 +321,20 @@ def private(path: Path | str) -> None:
 
 @contextlib.contextmanager
 def closed_to_workers(folder: Path | str):
-    """``folder`` (the class's) closed to other users while the block runs, as it was afterwards: a worker run as a
-    user of its own never reads another submission (the grader stages each one's modules for it)."""
+    """``folder`` (the class's) closed to other users while the block runs, as it was afterwards, and what this
+    process creates meanwhile its owner's only (umask 077: the CSV, the feedback, the records, written while later
+    submissions run): a worker run as a user of its own never reads another submission or a classmate's grade (the
+    grader stages each one's modules for it, and opens to it explicitly what it must reach)."""
     if mode() != "user":
         yield
         return
     before = os.stat(folder).st_mode & 0o7777
     os.chmod(folder, before & 0o700)
+    mask = os.umask(0o077)
     try:
         yield
     finally:
+        os.umask(mask)
         os.chmod(folder, before)
 
 

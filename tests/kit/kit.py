@@ -89,3 +89,16 @@ def run_measured(cmd: list[str], timeout: float, **popen) -> tuple[subprocess.Co
         done = subprocess.CompletedProcess(cmd, proc.returncode, out.read().decode("utf-8", "replace"),
                                            err.read().decode("utf-8", "replace"))
     return done, usage.ru_utime + usage.ru_stime
+
+
+def burner(seconds: float, module: str = "ppo") -> str:
+    """A module that burns CPU: each public function of the reference's ``module`` computes for ``seconds`` of CPU
+    time (just under the limit, say) and then answers 0.0, a wrong answer (tests/kit/test_batch.py)."""
+    import ast
+
+    source = (ROOT / "solutions" / HW / f"{module}.py").read_text(encoding="utf-8")
+    names = [node.name for node in ast.parse(source).body
+             if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")]
+    head = (f"import time\n\n\ndef _burn():\n    end = time.process_time() + {seconds!r}\n"
+            "    while time.process_time() < end:\n        pass\n")
+    return head + "".join(f"\n\ndef {name}(*args, **kwargs):\n    _burn()\n    return 0.0\n" for name in names)

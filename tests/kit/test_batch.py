@@ -15,7 +15,7 @@ import nbformat
 import pytest
 
 from grader.homeworks import ROOT
-from kit import HW, run_check
+from kit import HW, burner, run_check
 from test_robustness import snapshot
 
 pytestmark = pytest.mark.slow  # grades whole homeworks: left out of the everyday loop (-m "not slow")
@@ -341,3 +341,84 @@ def test_names_are_data_in_the_csv_the_feedback_files_and_the_summary(tmp_path):
             assert "\x1b" not in cell and not cell.startswith(("=", "+", "-", "@")), row
     for path in out.iterdir():
         assert "\x1b" not in path.read_text(encoding="utf-8")
+
+
+# ---- a class keeps moving: a submission that burns CPU in every call -------------------------------------------
+
+def _class(folder, burner_seconds: float, references: tuple[str, ...]):
+    """References (copies of the reference ppo.py) and a burner, zoe: last by name, so it starts last."""
+    for name in references:
+        (folder / name).mkdir(parents=True)
+        (folder / name / "ppo.py").write_text(SOLUTION, encoding="utf-8")
+    (folder / "zoe").mkdir()
+    (folder / "zoe" / "ppo.py").write_text(burner(burner_seconds), encoding="utf-8")
+
+
+def _start_batch(folder, out, *options: str, env_extra: dict[str, str] | None = None):
+    import subprocess
+
+    from kit import CHECK, check_env
+
+    return subprocess.Popen([*CHECK, HW, "ppo", "--batch", str(folder), "--jobs", "2", *options, "--csv",
+                             str(out / "scores.csv"), "--feedback", str(out / "feedback")], cwd=str(ROOT),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
+                            env=check_env(env_extra))
+
+
+def _stop(proc) -> tuple[str, str]:
+    """The batch's output once it has ended: Ctrl-C first when it still runs (it ends its processes), then a kill."""
+    import signal
+    import subprocess
+
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    try:
+        return proc.communicate(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.communicate()
+
+
+def _written(out) -> tuple[list[str], set[str]]:
+    """The CSV's rows so far (their submissions, in the file's order; only whole lines) and the feedback files."""
+    path = out / "scores.csv"
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    rows = [r["submission"] for r in csv.DictReader(text[:text.rfind("\n") + 1].splitlines())]
+    folder = out / "feedback"
+    return rows, {p.name for p in folder.iterdir()} if folder.is_dir() else set()
+
+
+def test_a_submission_that_burns_cpu_in_every_call_holds_up_no_classmate(tmp_path):
+    """zoe's every function computes for 0.8 s of CPU against a limit of 1 s and answers wrong, in each of the part's
+    ~90 checks (hidden ones included). The part's CPU budget ends zoe's grading after a few calls, and each
+    submission's row and feedback are written as soon as it is done: both references' before zoe is done (with
+    --jobs 2 zoe starts when one of them ends). The CSV ends in name order; zoe's feedback says the budget ran out."""
+    import time
+
+    from grader import homeworks
+
+    folder, out = tmp_path / "class", tmp_path / "out"
+    _class(folder, 0.8, ("anna", "boris"))
+    proc = _start_batch(folder, out, "--timeout", "1")
+    before_zoe = []  # what was written while zoe was still being graded
+    deadline = time.monotonic() + 60  # a guard against a batch that does not end, not a speed target
+    while proc.poll() is None and time.monotonic() < deadline:
+        rows, files = _written(out)
+        if "zoe" not in rows and "zoe.txt" not in files:
+            before_zoe.append((rows, files))
+        time.sleep(0.05)
+    stdout, stderr = _stop(proc)
+    assert proc.returncode == 0, stdout + stderr
+    wanted = {"anna.txt", "anna.json", "boris.txt", "boris.json"}
+    assert any({"anna", "boris"} <= set(rows) and wanted <= files for rows, files in before_zoe), \
+        f"the references' results were not written before zoe's grading ended: {before_zoe[-3:]}"
+    with open(out / "scores.csv", encoding="utf-8", newline="") as f:
+        final = {r["submission"]: r for r in csv.DictReader(f)}
+    assert list(final) == ["anna", "boris", "zoe"], list(final)  # rewritten in name order at the end
+    assert float(final["anna"]["ppo"]) == float(final["boris"]["ppo"]) == 20 and float(final["zoe"]["ppo"]) == 0
+    budget = homeworks.load(HW).part("ppo").budget(1.0)
+    zoe = json.loads((out / "feedback" / "zoe.json").read_text(encoding="utf-8"))
+    spent = [t for t in zoe["tests"] if f"превышено общее время части ({budget:g} с)" in t["output"]]
+    assert len(spent) >= len(zoe["tests"]) // 2, [t["output"][:200] for t in zoe["tests"]]
+    assert all(t["extra_data"]["kind"] == "timeout" for t in spent)
+    assert f"превышено общее время части ({budget:g} с)" in (out / "feedback" / "zoe.txt").read_text(encoding="utf-8")
