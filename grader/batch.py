@@ -14,7 +14,8 @@ and ``.json``), ``--report REPORT`` its record (``REPORT/records/<name>.json``: 
 the typical mistakes its feedback named); a submission that burns CPU holds up nobody else's (each part has a CPU
 budget for all its calls: grader.budget). At the end the CSV is written again in name order, and the class report
 is built from the records (grader/report_class.py: ``REPORT/index.html``, ``report.json``, ``mistakes.csv``); the
-feedback goes to ``REPORT/feedback/`` unless ``--feedback`` says where.
+feedback goes to ``REPORT/feedback/`` unless ``--feedback`` says where. Ctrl-C ends the batch within seconds, with
+every process it started, and keeps what was written (grader.runner.interruptible).
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import sys
 import threading
 import time
 import traceback
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,7 +32,7 @@ from grader.boundary import confine
 from grader.homeworks import ROOT, Homework, Part, UsageError
 from grader.report import scoreboard, totals
 from grader.results import PartResult
-from grader.runner import run_parts
+from grader.runner import STOPPING, interruptible, run_parts
 
 _IGNORED = {"__pycache__", ".ipynb_checkpoints", ".git", ".pytest_cache"}
 UNCONFINED_WARNING = (
@@ -140,7 +141,8 @@ def grade_submission(hw: Homework, parts: list[tuple[Part, list[str] | None]], s
     except Exception as exc:  # noqa: BLE001 - one submission must never stop the batch
         sub.error = f"{type(exc).__name__}: {exc}"
         sub.results = []
-        traceback.print_exc(file=sys.stderr)
+        if not STOPPING.is_set():  # not a run ended by Ctrl-C (its results are not written)
+            traceback.print_exc(file=sys.stderr)
     sub.seconds = time.perf_counter() - started
     return sub
 
@@ -239,23 +241,30 @@ def run(hw: Homework, parts: list[tuple[Part, list[str] | None]], folder: Path, 
     chosen = [p for p, _ in parts]
     fields = csv_fields(hw, chosen)
     rows: dict[str, dict] = {}
-    with confine.closed_to_workers(folder):  # its outputs too: the CSV, the feedback, the records
-        if csv_path:
-            Path(csv_path).parent.mkdir(parents=True, exist_ok=True)
-            export.write_csv(csv_path, [], fields)  # the header now; each row as its submission is done
-        for out in (feedback, report):
-            if out is not None:
-                out.mkdir(parents=True, exist_ok=True)
-                confine.private(out)
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(grade_submission, hw, parts, sub, timeout) for sub in subs]
-            for future in as_completed(futures):
-                sub = future.result()  # its processes are gone: its results are written now
-                rows[sub.stem] = write_submission(hw, sub, chosen, csv_path, fields, feedback, report)
-                progress.update(sub)
-        ordered = [rows[sub.stem] for sub in subs]
-        if csv_path:
-            export.write_csv(csv_path, ordered, fields)  # in name order, in place of the order they were done in
+    try:
+        with confine.closed_to_workers(folder):  # its outputs too: the CSV, the feedback, the records
+            if csv_path:
+                Path(csv_path).parent.mkdir(parents=True, exist_ok=True)
+                export.write_csv(csv_path, [], fields)  # the header now; each row as its submission is done
+            for out in (feedback, report):
+                if out is not None:
+                    out.mkdir(parents=True, exist_ok=True)
+                    confine.private(out)
+            with interruptible(jobs) as pool:  # Ctrl-C: every checking process and worker ended at once
+                futures = [pool.submit(grade_submission, hw, parts, sub, timeout) for sub in subs]
+                for future in as_completed(futures):
+                    sub = future.result()  # its processes are gone: its results are written now
+                    rows[sub.stem] = write_submission(hw, sub, chosen, csv_path, fields, feedback, report)
+                    progress.update(sub)
+            ordered = [rows[sub.stem] for sub in subs]
+            if csv_path:
+                export.write_csv(csv_path, ordered, fields)  # in name order, in place of the order they were done in
+    except KeyboardInterrupt:
+        kept = [what for what, there in ((f"строки в {csv_path}", csv_path), (f"отзывы в {feedback}", feedback),
+                                         (f"записи в {report}", report)) if there]
+        print(f"прервано (Ctrl-C): результаты {len(rows)} работ из {len(subs)} уже записаны"
+              + (f" ({', '.join(kept)})" if kept and rows else ""), file=stream or sys.stderr)
+        raise
     print(summary(hw, subs, chosen))
     if report is not None:
         print(class_report(hw, report))

@@ -14,14 +14,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from grader import export, homeworks
 from grader.boundary import confine
 from grader.homeworks import ROOT, UsageError
 from grader.report import required_passed, scoreboard
-from grader.runner import PYTEST_FLAGS, run_parts, schedule
+from grader.runner import PYTEST_FLAGS, interruptible, run_parts, schedule
+
+INTERRUPTED = 130  # the exit code of a command line ended by Ctrl-C (SIGINT), as a shell reports it
 
 
 def _epilog() -> str:
@@ -266,6 +267,16 @@ def _listing() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line; Ctrl-C ends it within seconds (exit 130), with every process it started and what it
+    wrote kept (grader.runner.interruptible)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("прервано (Ctrl-C): проверка остановлена, её процессы завершены", file=sys.stderr)
+        return INTERRUPTED
+
+
+def _main(argv: list[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(encoding="utf-8", errors="replace")
@@ -323,8 +334,9 @@ def _grade(args, hw, selected, impl: str, label: str, source_opts: list[str]) ->
     that is no check of its part is a usage error, and then nothing was graded."""
     started = time.perf_counter()
     groups = schedule(selected, args.jobs)  # one checking process per group, the costliest parts first
-    # one submission, one user for its workers (without namespaces), whichever group runs them
-    with confine.lease() as uid, ThreadPoolExecutor(max_workers=len(groups)) as pool:
+    # one submission, one user for its workers (without namespaces), whichever group runs them; Ctrl-C ends every
+    # checking process and worker at once
+    with confine.lease() as uid, interruptible(len(groups)) as pool:
         graded = {r.part.id: r for g in pool.map(lambda g: run_parts(hw, g, impl, args.timeout, public=args.public,
                                                                      show_hidden=args.show_hidden, uid=uid), groups)
                   for r in g}

@@ -9,16 +9,19 @@ collected check gets exactly one verdict (the first), and a check without one co
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
 import secrets
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from grader.boundary import confine, events, zygote
@@ -185,6 +188,7 @@ def checking_environment(token: str, inputs: str = "public", uid: int | None = N
     # the checks' own linear algebra is small: BLAS threads would only spin (0.1 s CPU per checking process)
     env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     env["HWKIT_RUN_TOKEN"] = token
+    env[confine.MARKER] = token  # a process of the run, like its zygotes and workers: Ctrl-C reaps it by the marker
     # probed once here, not in every checking process (the worker falls back if they fail after all)
     env["HWKIT_CONFINE"] = "on" if confine.namespaces_available() else "off"
     env[confine.SEPARATE_ENV] = "on" if confine.separate_user_available() else "off"
@@ -258,9 +262,13 @@ def _run_parts(hw: Homework, selected: list[tuple[Part, list[str] | None]], impl
         targets.append(test_file.as_posix())
         selects += [f"--select={part.tests}::{s}" for s in selection or []]  # the plugin selects: one collection
     if targets:
-        token = uuid.uuid4().hex
+        if STOPPING.is_set():  # the command line is ending (Ctrl-C): no new run
+            raise Stopped
+        token = f"{RUN_TOKEN}.{uuid.uuid4().hex}"  # under the command line's: stop_all() reaps every run by it
         # the zygote of the workers boots while pytest starts (boundary/zygote.py); the checking process gets its socket
         nursery = zygote.for_checking_process(hw, confine.namespaces_available(), token, uid)
+        if nursery is not None and nursery.proc is not None:
+            _started(token, nursery.proc)
         cmd = [sys.executable, "-m", "pytest", *targets, *selects, f"--impl={impl}", "--events", "--capture=no",
                "--homework", hw.name, *(["--check-timeout", str(timeout)] if timeout is not None else []),
                *(["--zygote", f"{nursery.control.fileno()}:{nursery.base}"] if nursery else []),
@@ -272,6 +280,7 @@ def _run_parts(hw: Homework, selected: list[tuple[Part, list[str] | None]], impl
         finally:
             if nursery is not None:
                 nursery.remove()
+            _finished(token)
         _sort(hw, selected, results, records, output, stuck, forged, show_hidden)
         if kit_digest(hw) != kit:  # changed while this process graded: its verdicts are not a grade
             for r in results.values():
@@ -352,6 +361,7 @@ def _follow(cmd: list[str], tmp: Path, token: str, limit: float, nursery: zygote
         fds = (nursery.control.fileno(),) if nursery is not None else ()
         proc = subprocess.Popen(cmd, cwd=str(tmp), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
                                 env=checking_environment(token, inputs, uid), start_new_session=True, pass_fds=fds)
+        _started(token, proc)
         if nursery is not None:  # the checking process holds the zygote now: it lives as long as that process
             nursery.control.close()
             nursery.control = None
@@ -383,6 +393,72 @@ def _follow(cmd: list[str], tmp: Path, token: str, limit: float, nursery: zygote
         proc.wait()
     confine.reap(token)  # a worker the pytest process could not end itself
     return records, _read_tail(err_path), stuck, forged
+
+
+# ---- Ctrl-C: the command line's runs ended at once -------------------------------------------------------------
+
+# the command line's marker: each run's token is under it (``RUN.<run>``, and its sessions' ``RUN.<run>.<session>``),
+# so one reap finds every process it started; a parent that sets HWKIT_RUN_TOKEN finds them by its own
+RUN_TOKEN = os.environ.get("HWKIT_RUN_TOKEN") or uuid.uuid4().hex
+STOPPING = threading.Event()  # set by stop_all(): no run starts any more
+_LIVE_LOCK = threading.Lock()
+_LIVE: dict[str, list[subprocess.Popen]] = {}  # run token -> its zygote and checking process, started here
+
+
+class Stopped(Exception):
+    """The command line is ending (Ctrl-C): a run it would start now is not started."""
+
+
+def _started(token: str, proc: subprocess.Popen) -> None:
+    """Note a process started here for the run ``token`` (the leader of a session of its own: its group is killed
+    whole); when the command line is ending already, end it now."""
+    with _LIVE_LOCK:
+        _LIVE.setdefault(token, []).append(proc)
+    if STOPPING.is_set():
+        _end([proc])
+
+
+def _finished(token: str) -> None:
+    with _LIVE_LOCK:
+        _LIVE.pop(token, None)
+
+
+def _end(processes: list[subprocess.Popen]) -> None:
+    for proc in processes:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def stop_all() -> None:
+    """End every process of this command line's runs now: the checking processes and zygotes it started (each a
+    process group), then whatever carries its marker (workers, a zygote a checking process started itself).
+    With namespaces a zygote's end takes its workers with it; without, the reap finds them."""
+    STOPPING.set()
+    with _LIVE_LOCK:
+        live = [proc for procs in _LIVE.values() for proc in procs]
+    _end(live)
+    confine.reap(RUN_TOKEN)
+
+
+@contextlib.contextmanager
+def interruptible(jobs: int):
+    """A pool of ``jobs`` threads that grade. On Ctrl-C (or any exception) in the block, the jobs not started are
+    dropped and every process of the command line's runs is ended (:func:`stop_all`) before the exception goes on:
+    the threads then return at once, their processes gone, instead of grading to the end."""
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
+        yield pool
+    except BaseException:
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C would leave the cleanup half done
+        pool.shutdown(wait=False, cancel_futures=True)
+        stop_all()
+        pool.shutdown(wait=True)
+        confine.reap(RUN_TOKEN)  # a process started while the first reap ran
+        raise
+    pool.shutdown(wait=True)
 
 
 def _read_tail(path: Path, limit: int = 64_000) -> str:

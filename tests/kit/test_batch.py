@@ -422,3 +422,65 @@ def test_a_submission_that_burns_cpu_in_every_call_holds_up_no_classmate(tmp_pat
     assert len(spent) >= len(zoe["tests"]) // 2, [t["output"][:200] for t in zoe["tests"]]
     assert all(t["extra_data"]["kind"] == "timeout" for t in spent)
     assert f"превышено общее время части ({budget:g} с)" in (out / "feedback" / "zoe.txt").read_text(encoding="utf-8")
+
+
+def _marked(token: str) -> list[int]:
+    """The processes whose environment carries the run's marker (``token`` or one under it), as confine.reap
+    finds them."""
+    from pathlib import Path
+
+    from grader.boundary.confine import MARKER
+
+    needle, found = f"{MARKER}={token}".encode(), []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and any(v == needle or v.startswith(needle + b".")
+                                            for v in (entry / "environ").read_bytes().split(b"\0")):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="the run's processes are found in /proc")
+def test_ctrl_c_ends_a_batch_within_seconds_with_all_its_processes_and_keeps_what_was_written(tmp_path):
+    """A batch of a reference and a burner (9 s of CPU in every call, under the part's limit of 10 s): once the
+    reference's row is written, SIGINT (what Ctrl-C sends the command line) ends the batch with exit 130 within
+    seconds; no checking process, zygote or worker of the run is left, and the reference's row and feedback stay."""
+    import signal
+    import subprocess
+    import time
+    import uuid
+
+    folder, out = tmp_path / "class", tmp_path / "out"
+    _class(folder, 9.0, ("anna",))
+    token = uuid.uuid4().hex
+    proc = _start_batch(folder, out, env_extra={"HWKIT_RUN_TOKEN": token})
+    deadline = time.monotonic() + 60
+    try:
+        while proc.poll() is None and time.monotonic() < deadline and "anna" not in _written(out)[0]:
+            time.sleep(0.05)
+        assert proc.poll() is None, "the batch ended before the burner was stopped"
+        assert "anna" in _written(out)[0], "the reference's row was not written within 60 s"
+        running = _marked(token)
+        assert running, "no process of the run carries its marker: the scan below would prove nothing"
+        proc.send_signal(signal.SIGINT)
+        try:
+            _, stderr = proc.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            pytest.fail("the batch did not end within 15 s of Ctrl-C")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        left = _marked(token)
+        for pid in left:  # leave the machine clean even when the test fails
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+    assert proc.returncode == 130, stderr
+    assert not left, f"processes of the run left behind: {left}"
+    rows, files = _written(out)
+    assert rows == ["anna"] and {"anna.txt", "anna.json"} <= files and "zoe.txt" not in files, (rows, files)
+    assert "прервано (Ctrl-C)" in stderr and "Traceback" not in stderr, stderr
