@@ -93,7 +93,8 @@ def run_measured(cmd: list[str], timeout: float, **popen) -> tuple[subprocess.Co
 
 def burner(seconds: float, module: str = "ppo") -> str:
     """A module that burns CPU: each public function of the reference's ``module`` computes for ``seconds`` of CPU
-    time (just under the limit, say) and then answers 0.0, a wrong answer (tests/kit/test_batch.py)."""
+    time (just under the limit, say) and then answers 0.0, a wrong answer (tests/kit/test_batch.py, and
+    benchmarks/class_with_burner.py)."""
     import ast
 
     source = (ROOT / "solutions" / HW / f"{module}.py").read_text(encoding="utf-8")
