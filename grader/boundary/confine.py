@@ -272,16 +272,17 @@ def end_user(uid: int) -> None:
 
 
 def _processes_of(uid: int) -> list[int]:
+    """The live processes of ``uid`` (a zombie, already dead, waits only for its parent to read its status)."""
     found = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         try:
             with open(f"/proc/{entry.name}/status", "rb") as f:
-                ids = next(line for line in f if line.startswith(b"Uid:")).split()[1:]
-        except (OSError, StopIteration):
+                fields = dict(line.split(b":", 1) for line in f if b":" in line)
+        except OSError:
             continue
-        if str(uid).encode() in ids:
+        if str(uid).encode() in fields.get(b"Uid", b"").split() and fields.get(b"State", b"").split()[:1] != [b"Z"]:
             found.append(int(entry.name))
     return found
 

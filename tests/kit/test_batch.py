@@ -15,7 +15,7 @@ import nbformat
 import pytest
 
 from grader.homeworks import ROOT
-from kit import HW, burner, run_check
+from kit import HW, MODES, burner, mode_env, run_check
 from test_robustness import snapshot
 
 pytestmark = pytest.mark.slow  # grades whole homeworks: left out of the everyday loop (-m "not slow")
@@ -443,7 +443,8 @@ def _marked(token: str) -> list[int]:
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="the run's processes are found in /proc")
-def test_ctrl_c_ends_a_batch_within_seconds_with_all_its_processes_and_keeps_what_was_written(tmp_path):
+@pytest.mark.parametrize("mode", MODES)
+def test_ctrl_c_ends_a_batch_within_seconds_with_all_its_processes_and_keeps_what_was_written(tmp_path, mode):
     """A batch of a reference and a burner (9 s of CPU in every call, under the part's limit of 10 s): once the
     reference's row is written, SIGINT (what Ctrl-C sends the command line) ends the batch with exit 130 within
     seconds; no checking process, zygote or worker of the run is left, and the reference's row and feedback stay."""
@@ -455,7 +456,7 @@ def test_ctrl_c_ends_a_batch_within_seconds_with_all_its_processes_and_keeps_wha
     folder, out = tmp_path / "class", tmp_path / "out"
     _class(folder, 9.0, ("anna",))
     token = uuid.uuid4().hex
-    proc = _start_batch(folder, out, env_extra={"HWKIT_RUN_TOKEN": token})
+    proc = _start_batch(folder, out, env_extra={"HWKIT_RUN_TOKEN": token, **mode_env(mode)})
     deadline = time.monotonic() + 60
     try:
         while proc.poll() is None and time.monotonic() < deadline and "anna" not in _written(out)[0]:
@@ -484,3 +485,12 @@ def test_ctrl_c_ends_a_batch_within_seconds_with_all_its_processes_and_keeps_wha
     rows, files = _written(out)
     assert rows == ["anna"] and {"anna.txt", "anna.json"} <= files and "zoe.txt" not in files, (rows, files)
     assert "прервано (Ctrl-C)" in stderr and "Traceback" not in stderr, stderr
+    if mode == "user":  # nothing of the user the submissions ran as either (the feedback names it)
+        import re
+
+        from grader.boundary import confine
+
+        said = (out / "feedback" / "anna.txt").read_text(encoding="utf-8")
+        uid = int(re.search(r"отдельный пользователь \(uid (\d+)\)", said).group(1))
+        kept = [(pid, open(f"/proc/{pid}/cmdline").read()[:200]) for pid in confine._processes_of(uid)]
+        assert not kept, f"a submission's user kept a process: {kept}"
