@@ -68,15 +68,17 @@ _UNSAFE = re.compile(r"[^\w.+-]", re.UNICODE)
 
 def file_stem(raw: str, taken: set[str]) -> str:
     """A file name stem made from a submission's name: letters, digits and ``_.+-`` only, no leading dot or dash,
-    at most 80 characters (with a digest of the name when it had to change), unique among ``taken``, which it
-    joins (``alice/`` and ``alice.ipynb`` get ``alice`` and ``alice-2``)."""
+    at most 80 characters (with a digest of the name when it had to change), unique among ``taken`` whatever the
+    case, which it joins. A name that is taken already (``Victim`` after ``victim``) gets a digest of itself, never a
+    counter: ``victim-2`` could be another student's name, whose feedback the file would seem to be."""
+    digest = "-" + hashlib.sha256(str(raw).encode("utf-8", "surrogateescape")).hexdigest()[:6]
     stem = _UNSAFE.sub("_", name(raw)).lstrip(".-")[:80] or "работа"
     if stem != raw:  # a name changed here never takes the file of a student whose name it now reads as
-        stem += "-" + hashlib.sha256(str(raw).encode("utf-8", "surrogateescape")).hexdigest()[:6]
+        stem += digest
     unique, n = stem, 1
     while unique.lower() in taken:
         n += 1
-        unique = f"{stem}-{n}"
+        unique = f"{stem}{digest}" + (f"-{n}" if n > 2 else "")
     taken.add(unique.lower())
     return unique
 

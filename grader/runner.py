@@ -218,11 +218,14 @@ def _secret_named(hw: Homework) -> str:
 def protect_key(hw: Homework) -> None:
     """The instructor's answer key and secret readable by their owner only: a worker run as a user of its own
     (without namespaces) cannot read them; with namespaces it does not see them at all (boundary.zygote.visible).
-    Where workers run as another user, the reference solutions and the kit's git history (which holds them) too."""
+    Where workers run as another user, also what else of the instructor's gives answers away: the reference
+    solutions, the kit's own tests (their correct variants and typical mistakes) and its git history (which holds
+    both)."""
     folder = hw.tests_dir / "key"
     closed = [folder, *folder.glob("*")] if folder.is_dir() else []
     if confine.mode() == "user":
-        closed += [p for p in (ROOT / "solutions", ROOT / ".git") if p.is_dir() and not p.is_symlink()]
+        closed += [p for p in (ROOT / "solutions", ROOT / "tests" / "kit", ROOT / ".git")
+                   if p.is_dir() and not p.is_symlink()]
     for path in closed:
         try:
             os.chmod(path, 0o700 if path.is_dir() else 0o600)

@@ -37,7 +37,7 @@ SEPARATE_USER = ("без пространств имён: отдельный п�
                  "ресурсов; память и диск на работу в целом не ограничены (cgroups не используются)")
 SAME_USER = "от имени того же пользователя, что и проверка"
 
-UNSHARE = ["--user", "--map-root-user", "--pid", "--fork", "--mount-proc", "--net", "--mount", "--kill-child"]
+UNSHARE = ["--user", "--map-root-user", "--pid", "--fork", "--mount-proc", "--net", "--mount", "--ipc", "--kill-child"]
 MEMORY_BYTES = 3 * 2**30  # address space of the worker
 CPU_SECONDS = 900  # a backstop: the grading process ends a call long before
 # a check's time limit is the CPU time of the worker (its own threads included): a machine busy with other
@@ -97,7 +97,8 @@ UID_ENV = "HWKIT_WORKER_UID"  # the uid the command line leased for the submissi
 SEPARATE_ENV = "HWKIT_SEPARATE_USER"  # "on" / "off": the command line probed already
 ALLOW_ENV = "HWKIT_ALLOW_UNCONFINED"  # "1": as --allow-unconfined (the kit's own tests set it)
 _LOCKS = ("/run/hwkit-uids", "/var/run/hwkit-uids")  # root's only: one lock file a leased uid
-_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")  # where a user of no account can leave files
+_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue")  # where a user of no account can
+# leave files
 _separate: bool | None = None
 _lease: dict = {}  # this process's own lease, when no command line leased one for it
 
@@ -254,11 +255,13 @@ def worker_uid() -> int | None:
 
 
 def end_user(uid: int) -> None:
-    """Kill every process of ``uid`` and remove its files from the folders every user can write (Linux)."""
+    """Kill every process of ``uid``, then remove its files from the folders every user can write (Linux). The
+    removal runs as ``uid`` itself, never as root: a link it swapped in for one of its folders while a classmate's
+    grading ended (a race) then leads the removal only where that user could delete anyway."""
     if not os.path.isdir("/proc"):
         return
     for _ in range(100):  # a process may be forking while it is killed (the zygote): until none is left
-        found = [pid for pid in _processes_of(uid)]
+        found = _processes_of(uid)
         if not found:
             break
         for pid in found:
@@ -267,8 +270,13 @@ def end_user(uid: int) -> None:
             except OSError:
                 pass
         time.sleep(0.01)
-    for folder in {*_WRITABLE, os.environ.get("TMPDIR") or "/tmp"}:
-        _remove_owned(folder, uid)
+    folders = sorted({*_WRITABLE, os.environ.get("TMPDIR") or "/tmp"})
+    try:
+        subprocess.run([sys.executable, "-I", "-S", "-c", _REMOVE_OWN, *folders], cwd="/", timeout=60,
+                       env={"PATH": "/usr/bin:/bin"}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       **_as_user(uid))
+    except (OSError, subprocess.SubprocessError):
+        pass
 
 
 def _processes_of(uid: int) -> list[int]:
@@ -287,11 +295,12 @@ def _processes_of(uid: int) -> list[int]:
     return found
 
 
-def _remove_owned(folder: str, uid: int, depth: int = 0) -> None:
-    """Remove what ``uid`` owns in ``folder``, looking into the folders others may write (where it could have
-    written), never following a link."""
-    import stat
-
+# run as the user whose files it removes: what that user owns in the folders every user may write (and in the
+# folders there others may write, where it could have written too), never following a link
+_REMOVE_OWN = """
+import os, shutil, stat, sys
+me = os.getuid()
+def walk(folder, depth):
     try:
         entries = list(os.scandir(folder))
     except OSError:
@@ -301,7 +310,7 @@ def _remove_owned(folder: str, uid: int, depth: int = 0) -> None:
             info = entry.stat(follow_symlinks=False)
         except OSError:
             continue
-        if info.st_uid == uid:
+        if info.st_uid == me:
             if stat.S_ISDIR(info.st_mode):
                 shutil.rmtree(entry.path, ignore_errors=True)
             else:
@@ -310,33 +319,43 @@ def _remove_owned(folder: str, uid: int, depth: int = 0) -> None:
                 except OSError:
                     pass
         elif stat.S_ISDIR(info.st_mode) and info.st_mode & 0o002 and depth < 8:
-            _remove_owned(entry.path, uid, depth + 1)
+            walk(entry.path, depth + 1)
+for folder in sys.argv[1:]:
+    walk(folder, 0)
+"""
+
+
+def _root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
 def private(path: Path | str) -> None:
-    """An output of the grader (a CSV, a feedback folder) readable by its owner only where a worker runs as another
-    user of this machine: a later submission's code never reads a classmate's grade."""
-    if mode() == "user":
+    """An output of a root grader (a CSV, a feedback folder) readable by its owner only: a submission's code, run as
+    another user of this machine (now, or by a later grading without namespaces), never reads a classmate's grade."""
+    if _root():
         os.chmod(path, 0o700 if os.path.isdir(path) else 0o600)
 
 
 @contextlib.contextmanager
 def closed_to_workers(folder: Path | str):
-    """``folder`` (the class's) closed to other users while the block runs, as it was afterwards, and what this
-    process creates meanwhile its owner's only (umask 077: the CSV, the feedback, the records, written while later
-    submissions run): a worker run as a user of its own never reads another submission or a classmate's grade (the
-    grader stages each one's modules for it, and opens to it explicitly what it must reach)."""
-    if mode() != "user":
+    """What a root grader creates while the block runs its owner's only (umask 077: the CSV, the feedback, the
+    records, written while later submissions run), and, where workers run as users of their own, ``folder`` (the
+    class's) closed to other users, as it was afterwards: a worker never reads another submission or a classmate's
+    grade (the grader stages each one's modules for it, and opens to it explicitly what it must reach)."""
+    if not _root():
         yield
         return
     before = os.stat(folder).st_mode & 0o7777
-    os.chmod(folder, before & 0o700)
+    closing = mode() == "user"
+    if closing:
+        os.chmod(folder, before & 0o700)
     mask = os.umask(0o077)
     try:
         yield
     finally:
         os.umask(mask)
-        os.chmod(folder, before)
+        if closing:
+            os.chmod(folder, before)
 
 
 def become(uid: int) -> None:
@@ -480,12 +499,23 @@ def _user_tasks() -> int:
 
 # the syscalls that make a process or a namespace: x86_64 and aarch64 numbers; clone3 is answered ENOSYS (glibc
 # then makes its threads with clone, whose flags a filter can read), a clone without CLONE_THREAD EPERM
-# socket and socketpair fail too, for every family (AF_UNIX included): without a network namespace there is nothing
-# else between the worker and the network
+# socket and socketpair fail too, for every family (AF_UNIX included), and io_uring, which makes sockets without
+# them: without a network namespace there is nothing else between the worker and the network; and System V IPC and
+# POSIX message queues, which outlive the worker and are no file its user's cleanup finds (a channel between
+# submissions)
+_IPC = {"x86_64": {"shmget": 29, "shmat": 30, "shmctl": 31, "semget": 64, "semop": 65, "semctl": 66, "shmdt": 67,
+                   "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "semtimedop": 220, "mq_open": 240,
+                   "mq_unlink": 241, "mq_timedsend": 242, "mq_timedreceive": 243, "mq_notify": 244,
+                   "mq_getsetattr": 245},
+        "aarch64": {"mq_open": 180, "mq_unlink": 181, "mq_timedsend": 182, "mq_timedreceive": 183, "mq_notify": 184,
+                    "mq_getsetattr": 185, "msgget": 186, "msgctl": 187, "msgrcv": 188, "msgsnd": 189, "semget": 190,
+                    "semctl": 191, "semtimedop": 192, "semop": 193, "shmget": 194, "shmctl": 195, "shmat": 196,
+                    "shmdt": 197}}
+_IO_URING = {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427}
 _SYSCALLS = {"x86_64": (0xC000003E, {"clone": 56, "fork": 57, "vfork": 58, "clone3": 435, "unshare": 272,
-                                     "setns": 308, "socket": 41, "socketpair": 53}),
+                                     "setns": 308, "socket": 41, "socketpair": 53, **_IPC["x86_64"], **_IO_URING}),
              "aarch64": (0xC00000B7, {"clone": 220, "clone3": 435, "unshare": 97, "setns": 268, "socket": 198,
-                                      "socketpair": 199})}
+                                      "socketpair": 199, **_IPC["aarch64"], **_IO_URING})}
 _CLONE_THREAD, _EPERM, _ENOSYS = 0x10000, 1, 38
 _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
 
@@ -506,9 +536,10 @@ def _filter(arch: int, numbers: dict[str, int]) -> list[tuple[int, int, int, int
 
 
 def no_new_processes() -> bool:
-    """From now on this process can start threads but no process, no namespace and no socket (fork, clone without
-    CLONE_THREAD, unshare, setns, socket, socketpair fail with EPERM): a submission cannot fill the process table,
-    nest user namespaces or reach a network. False where no filter can be had (not Linux, another architecture)."""
+    """From now on this process can start threads but no process, no namespace, no socket and no IPC object (fork,
+    clone without CLONE_THREAD, unshare, setns, socket, socketpair, io_uring, System V IPC and POSIX message queues
+    fail with EPERM): a submission cannot fill the process table, nest user namespaces, reach a network or leave a
+    channel to another submission. False where no filter can be had (not Linux, another architecture)."""
     import ctypes
     import platform
 

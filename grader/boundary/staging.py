@@ -1,12 +1,12 @@
 """The files a worker gets: the submission's modules, staged into a scratch folder of a new name each time.
 
 What this module takes from the submission: the regular ``.py`` files at the top of its folder (or the one
-notebook), and packages of them, never a link (a link could point at the reference solutions), never a dot
-file, never a module named like one of the kit's provided modules (the kit's own copy goes in its place). Each
-module's text is kept as it was copied, so that a hang report quotes the staged file, never a path the worker
-names. The checking process imports the kit's provided modules (``envs``) from the kit's tree, never the
-submission's copy; the command line checks that tree's digest (:func:`kit_digest`) before and after each
-checking process, so a kit changed by a worker (where no namespace keeps it read-only) grades nobody.
+notebook), and packages of them, never a link (a link could point at the reference solutions), never a named pipe, a
+device or a file over 4 MB, never a dot file, never a module named like one of the kit's provided modules (the kit's
+own copy goes in its place). Each module's text is kept as it was copied, so that a hang report quotes the staged
+file, never a path the worker names. The checking process imports the kit's provided modules (``envs``) from the
+kit's tree, never the submission's copy; the command line checks that tree's digest (:func:`kit_digest`) before and
+after each checking process, so a kit changed by a worker (where no namespace keeps it read-only) grades nobody.
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import hashlib
 import importlib.util
 import os
 import shutil
+import stat
 import sys
 from pathlib import Path
 
@@ -32,7 +33,7 @@ def stage(source: Path, scratch: Path, provided: dict[str, Path], uid: int | Non
         shutil.copy2(source, scratch / source.name)
     elif source.is_dir():
         for entry in source.iterdir():
-            if entry.name in _IGNORED or entry.name.startswith(".") or entry.is_symlink():
+            if entry.name in _IGNORED or entry.name.startswith(".") or entry.is_symlink() or _odd(entry):
                 continue  # a link could point at the reference solutions: only the submission's own files
             if entry.is_file() and entry.suffix == ".py" and entry.stem not in provided:
                 shutil.copy2(entry, scratch / entry.name)  # before any worker: read back as written here
@@ -51,8 +52,23 @@ def stage(source: Path, scratch: Path, provided: dict[str, Path], uid: int | Non
     return sources
 
 
+STAGED_BYTES = 4 * 2**20  # the largest file of a submission that is staged (a sparse file of 300 MB would be
+# written out in full, outside any limit of the worker's)
+
+
+def _odd(path: Path) -> bool:
+    """Neither a folder nor a regular file of a module's size: a named pipe (copying it would block), a device, a
+    socket, a file larger than :data:`STAGED_BYTES`. Never staged: the code that wanted it finds it missing."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return True
+    return not stat.S_ISDIR(info.st_mode) and not (stat.S_ISREG(info.st_mode) and info.st_size <= STAGED_BYTES)
+
+
 def _no_links(folder: str, names: list[str]) -> set[str]:
-    return {n for n in names if n in _IGNORED or os.path.islink(os.path.join(folder, n))}
+    return {n for n in names if n in _IGNORED or os.path.islink(os.path.join(folder, n)) or
+            _odd(Path(folder, n))}
 
 
 def provided_modules(hw: Homework) -> dict[str, Path]:

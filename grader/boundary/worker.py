@@ -252,7 +252,7 @@ def _serve(config: dict, hang_file, proto_in, proto_out, level: str) -> None:
     from grader.boundary import confine
 
     if confine.no_new_processes():  # before any of the submission's code runs: threads only, no process
-        level += "; без новых процессов и сокетов"
+        level += "; без новых процессов, сокетов и IPC"
     sys.path[:0] = [config["scratch"], *config["import_path"]]
     os.chdir(config["scratch"])
     worker = Worker(config, hang_file)

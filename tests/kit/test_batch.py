@@ -494,3 +494,18 @@ def test_ctrl_c_ends_a_batch_within_seconds_with_all_its_processes_and_keeps_wha
         uid = int(re.search(r"отдельный пользователь \(uid (\d+)\)", said).group(1))
         kept = [(pid, open(f"/proc/{pid}/cmdline").read()[:200]) for pid in confine._processes_of(uid)]
         assert not kept, f"a submission's user kept a process: {kept}"
+
+
+def test_a_name_taken_already_never_gets_a_file_name_that_is_another_students(tmp_path):
+    """Folders victim, Victim and victim-2 (the red team's class): each feedback file bears its own student's name or
+    a digest, so victim-2.txt is victim-2's, not the feedback of whichever of the other two came second."""
+    from grader import homeworks
+    from grader.batch import find_submissions
+
+    for name in ("victim", "Victim", "victim-2"):
+        (tmp_path / name).mkdir()
+    stems = {sub.name: sub.stem for sub in find_submissions(tmp_path, homeworks.load(HW))}
+    assert stems["victim-2"] == "victim-2", stems
+    assert len({s.lower() for s in stems.values()}) == 3, stems
+    assert all(stem == name or stem.startswith(name + "-") and stem.lower() not in {n.lower() for n in stems}
+               for name, stem in stems.items()), stems

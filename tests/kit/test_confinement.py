@@ -69,6 +69,10 @@ PROBE = textwrap.dedent('''
             "write_cwd": attempt(lambda: open("written.bin", "wb").write(b"x")),
             "fill_tmp": attempt(lambda: [open(f"/tmp/fill{i}", "wb").write(bytes(40 << 20)) for i in range(3)]),
             "unix_socket": attempt(lambda: socket.socket(socket.AF_UNIX).close()),
+            # a System V segment outlives the worker (a channel to a classmate graded later); io_uring makes sockets
+            # without socket()
+            "sysv_shm": attempt(lambda: 1 / (libc.shmget(0, 4096, 0o1000 | 0o666) + 1)),
+            "io_uring": attempt(lambda: 1 / (libc.syscall(425, 8, ctypes.create_string_buffer(120)) + 1)),
             "socketpair": attempt(lambda: [s.close() for s in socket.socketpair()]),
             "uid": os.getuid(),
             "threads_made": threads(),
@@ -190,7 +194,13 @@ def test_worker_has_no_network(probed, listener):
     port, accepted = listener
     assert seen["loopback"].startswith("refused"), seen
     assert seen["unix_socket"].startswith("refused") and seen["socketpair"].startswith("refused"), seen
+    assert seen["io_uring"].startswith("refused"), seen
     assert not accepted or all(c.getpeername()[0] == "127.0.0.1" for c in accepted)
+
+
+def test_worker_leaves_no_ipc_object_behind(probed):
+    _, seen, _ = probed
+    assert seen["sysv_shm"].startswith("refused"), seen
 
 
 @namespaces
@@ -451,7 +461,7 @@ READS_EVERYTHING = textwrap.dedent('''
         if ("decoy" in name and path.startswith(os.getcwd())) or (name.startswith("secret") and "." not in name):
             return True
         return any(path.startswith(os.path.join(kit, rel)) for kit in KITS
-                   for rel in ("solutions/", "tests/s6-hw00-rl-foundations/key/", ".git/"))
+                   for rel in ("solutions/", "tests/s6-hw00-rl-foundations/key/", "tests/kit/", ".git/"))
 
 
     def _look(path, seen):
@@ -473,11 +483,12 @@ READS_EVERYTHING = textwrap.dedent('''
 
 
     def _walk():
-        """Every file this process can reach, the likeliest places first, for 8 s."""
-        deadline, seen = time.monotonic() + 8, [0]
+        """Every file this process can reach, the likeliest places first, for 5 s."""
+        deadline, seen = time.monotonic() + 5, [0]
         for kit in KITS:  # where the instructor's files would be, asked by name (a folder may refuse its listing)
             for rel in ("tests/s6-hw00-rl-foundations/key/secret", "tests/s6-hw00-rl-foundations/key/ppo.py",
-                        "solutions/s6-hw00-rl-foundations/ppo.py", ".git/HEAD", ".git/config"):
+                        "solutions/s6-hw00-rl-foundations/ppo.py", ".git/HEAD", ".git/config",
+                        "tests/kit/variants/s6-hw00-rl-foundations/loop_heavy/ppo.py"):
                 _look(os.path.join(kit, rel), seen)
         tops = [os.getcwd(), *KITS, os.getcwd() + "/../..", "/tmp", "/var/tmp", "/dev/shm", "/run", "/root",
                 "/home", "/autograder", "/work", "/opt", "/srv", "/mnt", "/"]
@@ -510,8 +521,9 @@ READS_EVERYTHING = textwrap.dedent('''
 def test_a_submission_that_reads_every_file_it_can_reach_gets_nothing_of_the_key_the_secret_or_solutions(
         tmp_path, mode):
     """In each confinement a grade for the record is given under, a submission walks every file it can reach (the
-    instructor's by name first) and raises what it found into its own feedback: the secret, the answer key and the
-    reference solutions are not there; a decoy of its own is, and the count of files it read says it walked."""
+    instructor's by name first) and raises what it found into its own feedback: the secret, the answer key, the
+    reference solutions and the kit's own tests (correct variants, typical mistakes) are not there; a decoy of its own
+    is, and the count of files it read says it walked."""
     env = mode_env(mode)
     hw = homeworks.load(HW)
     secret_text = "reach-test-" + os.urandom(12).hex()
@@ -533,7 +545,7 @@ def test_a_submission_that_reads_every_file_it_can_reach_gets_nothing_of_the_key
     walked = int(said.split("read ", 1)[1].split(" files", 1)[0])
     assert walked > 1000, f"the walker read {walked} files only: the test proves nothing"
     assert secret_text not in said
-    for closed in (ROOT / "solutions", hw.tests_dir / "key", ROOT / ".git"):
+    for closed in (ROOT / "solutions", hw.tests_dir / "key", ROOT / "tests" / "kit", ROOT / ".git"):
         assert f"{closed.resolve()}/" not in said.replace("\\/", "/"), f"{closed} reached the feedback"
 
 
@@ -610,3 +622,20 @@ def test_the_code_sees_the_same_world_in_the_self_check_and_in_the_grade(tmp_pat
     grade, self_check = seen
     assert len(grade) == 14 and grade == self_check, {k: (grade[k], self_check.get(k)) for k in grade
                                                       if grade[k] != self_check.get(k)}
+
+
+def test_a_named_pipe_or_a_huge_sparse_file_in_the_submission_is_not_staged(tmp_path):
+    """The red team's package held a named pipe (copying it failed every check, blaming the answer) and a sparse
+    file of 300 MB (written out in full, as root, into the grader's scratch copy): neither is staged, and the
+    submission is graded as if they were not there."""
+    folder = tmp_path / "work"
+    shutil.copytree(ROOT / "solutions" / HW, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    package = folder / "junk"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    os.mkfifo(package / "pipe")
+    with open(package / "big.py", "wb") as f:
+        f.truncate(300 * 2**20)  # no block on disk
+    os.mkfifo(folder / "pipe.py")
+    proc = run_check(HW, "ppo::test_td_errors_courier", "--dir", str(folder))
+    assert proc.returncode == 0 and "1/1" in proc.stdout, proc.stdout + proc.stderr
