@@ -104,9 +104,10 @@ class Channel:
 class Spawned(Channel):
     """A worker started as a process of its own (``python -c``, confined by its command line)."""
 
-    def __init__(self, cmd: list[str], env: dict, cwd: str, hello: bytes, fds: tuple[int, ...] = ()):
+    def __init__(self, cmd: list[str], env: dict, cwd: str, hello: bytes, fds: tuple[int, ...] = (),
+                 user: dict | None = None):
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     cwd=cwd, env=env, start_new_session=True, pass_fds=fds)
+                                     cwd=cwd, env=env, start_new_session=True, pass_fds=fds, **(user or {}))
         super().__init__(self.proc.stdin, self.proc.stdout)
         self.send(hello)
 

@@ -104,8 +104,10 @@ _lease: dict = {}  # this process's own lease, when no command line leased one f
 
 
 def separate_user_available() -> bool:
-    """Whether, without namespaces, the worker can run under a uid of its own: this process is root on Linux and a
-    probe under a spare uid runs this Python and imports the worker's modules (probed once)."""
+    """Whether the worker can run under a uid of the submission's own here: this process is root on Linux, and a probe
+    under a spare uid runs this Python and imports the worker's modules, inside the namespaces where there are
+    (probed once). With namespaces that uid is their root, so the kernel bounds its threads (it never bounds root's);
+    without them it is what keeps the key and the secret from the code."""
     global _separate
     setting = os.environ.get(SEPARATE_ENV, "").lower()
     if setting in ("on", "off"):
@@ -122,16 +124,20 @@ def _probe_user() -> bool:
     from grader.homeworks import ROOT
 
     code = (f"import sys; sys.path[:0] = [{str(ROOT)!r}]; import numpy, grader.boundary.worker; "
-            "import os; print(os.getuid())")
+            "print('ok')")
+    cmd = [sys.executable, "-s", "-B", "-c", code]
+    if namespaces_available():
+        cmd = [shutil.which("unshare"), *UNSHARE, "--", *cmd]
     try:
-        probe = subprocess.run([sys.executable, "-s", "-B", "-c", code], capture_output=True, timeout=60, cwd="/",
-                               env=environment("probe"), **_as_user(PROBE_UID))
+        probe = subprocess.run(cmd, capture_output=True, timeout=60, cwd="/", env=environment("probe"),
+                               **as_user(PROBE_UID))
     except (OSError, subprocess.SubprocessError):
         return False
-    return probe.returncode == 0 and probe.stdout.strip() == str(PROBE_UID).encode()
+    return probe.returncode == 0 and probe.stdout.strip() == b"ok"
 
 
-def _as_user(uid: int) -> dict:
+def as_user(uid: int) -> dict:
+    """What subprocess.Popen takes to start a process as ``uid``, its group the same number and no other."""
     return {"user": uid, "group": uid, "extra_groups": []}
 
 
@@ -229,7 +235,7 @@ def _has_account(uid: int) -> bool:
 def lease(uid: int | None = None):
     """The uid the workers of one submission run under: ``uid`` when the caller leased it, a new lease held for the
     block otherwise, None where workers do not change user (namespaces, or no separate user here)."""
-    if uid is not None or mode() != "user":
+    if uid is not None or not separate_user_available():
         yield uid
         return
     held = Lease()
@@ -245,7 +251,7 @@ def worker_uid() -> int | None:
     given = os.environ.get(UID_ENV, "")
     if given.isdigit() and UID_BASE <= int(given) < UID_BASE + UID_SLOTS:
         return int(given)
-    if mode() != "user":
+    if not separate_user_available():
         return None
     with _PROBE_LOCK:
         if "lease" not in _lease:
@@ -274,7 +280,7 @@ def end_user(uid: int) -> None:
     try:
         subprocess.run([sys.executable, "-I", "-S", "-c", _REMOVE_OWN, *folders], cwd="/", timeout=60,
                        env={"PATH": "/usr/bin:/bin"}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       **_as_user(uid))
+                       **as_user(uid))
     except (OSError, subprocess.SubprocessError):
         pass
 
@@ -327,6 +333,13 @@ for folder in sys.argv[1:]:
 
 def _root() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def own_outputs() -> None:
+    """Whatever a root grader's process writes from now on is its owner's only (umask 077; the folders and files a
+    worker must reach are opened to it explicitly: the zygote's and session's folders, the scratch folder)."""
+    if _root():
+        os.umask(0o077)
 
 
 def private(path: Path | str) -> None:
@@ -408,9 +421,11 @@ def enter(config: dict) -> str:
     level = NAMESPACES if config["confined"] else LIMITS_ONLY
     uid = config.get("uid")
     if config["confined"]:
-        _private_root(config)
-    elif uid is not None and hasattr(os, "geteuid") and os.geteuid() == 0:
-        become(uid)  # without namespaces, a submission runs as a user of its own, never as root
+        _private_root(config)  # started as ``uid`` where given: the namespaces' root is that user outside them
+        level += f"; отдельный пользователь (uid {uid})" if uid is not None else ""
+    elif uid is not None:
+        if os.geteuid() == 0:
+            become(uid)  # without namespaces, a submission runs as a user of its own, never as root
         level = SEPARATE_USER.format(uid=uid)
     elif hasattr(os, "geteuid"):  # the report says what the code could reach
         level += ("; " + SAME_USER + (" (root)" if os.geteuid() == 0 else "") + ": код может читать и менять его "
@@ -468,7 +483,7 @@ def _limits(config: dict) -> None:
         return
     wanted = {"RLIMIT_AS": config.get("memory_bytes", MEMORY_BYTES), "RLIMIT_CPU": CPU_SECONDS,
               "RLIMIT_FSIZE": FILE_BYTES, "RLIMIT_NOFILE": OPEN_FILES, "RLIMIT_CORE": 0}
-    if os.getuid() != 0:  # the kernel does not bound root's: a worker runs as a user of its own (enter())
+    if os.getuid() != 0 or config.get("uid") is not None:  # the kernel bounds any user's but root's (outside)
         wanted["RLIMIT_NPROC"] = _user_tasks() + THREADS
     for name, value in wanted.items():
         limit = getattr(resource, name, None)
@@ -500,9 +515,9 @@ def _user_tasks() -> int:
 # the syscalls that make a process or a namespace: x86_64 and aarch64 numbers; clone3 is answered ENOSYS (glibc
 # then makes its threads with clone, whose flags a filter can read), a clone without CLONE_THREAD EPERM
 # socket and socketpair fail too, for every family (AF_UNIX included), and io_uring, which makes sockets without
-# them: without a network namespace there is nothing else between the worker and the network; and System V IPC and
-# POSIX message queues, which outlive the worker and are no file its user's cleanup finds (a channel between
-# submissions)
+# them: without a network namespace there is nothing else between the worker and the network; and System V IPC,
+# POSIX message queues and the kernel's keyrings, which outlive the worker and are no file its user's cleanup finds
+# (a channel between submissions)
 _IPC = {"x86_64": {"shmget": 29, "shmat": 30, "shmctl": 31, "semget": 64, "semop": 65, "semctl": 66, "shmdt": 67,
                    "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "semtimedop": 220, "mq_open": 240,
                    "mq_unlink": 241, "mq_timedsend": 242, "mq_timedreceive": 243, "mq_notify": 244,
@@ -512,10 +527,14 @@ _IPC = {"x86_64": {"shmget": 29, "shmat": 30, "shmctl": 31, "semget": 64, "semop
                     "semctl": 191, "semtimedop": 192, "semop": 193, "shmget": 194, "shmctl": 195, "shmat": 196,
                     "shmdt": 197}}
 _IO_URING = {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427}
+_KEYS = {"x86_64": {"add_key": 248, "request_key": 249, "keyctl": 250},  # the kernel's keyrings: a channel too
+         "aarch64": {"add_key": 217, "request_key": 218, "keyctl": 219}}
 _SYSCALLS = {"x86_64": (0xC000003E, {"clone": 56, "fork": 57, "vfork": 58, "clone3": 435, "unshare": 272,
-                                     "setns": 308, "socket": 41, "socketpair": 53, **_IPC["x86_64"], **_IO_URING}),
+                                     "setns": 308, "socket": 41, "socketpair": 53, **_IPC["x86_64"], **_IO_URING,
+                                     **_KEYS["x86_64"]}),
              "aarch64": (0xC00000B7, {"clone": 220, "clone3": 435, "unshare": 97, "setns": 268, "socket": 198,
-                                      "socketpair": 199, **_IPC["aarch64"], **_IO_URING})}
+                                      "socketpair": 199, **_IPC["aarch64"], **_IO_URING,
+                                      **_KEYS["aarch64"]})}
 _CLONE_THREAD, _EPERM, _ENOSYS = 0x10000, 1, 38
 _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
 

@@ -40,7 +40,7 @@ class Link:
         self.kit_modules = kit_modules
         self.confined = confine.namespaces_available()
         self.level = confine.NAMESPACES if self.confined else confine.LIMITS_ONLY
-        self.uid = None if self.confined else confine.worker_uid()  # without namespaces: the submission's own user
+        self.uid = confine.worker_uid()  # the submission's own user, where a root grader can give it one
         self.zygote = zygote.for_session(hw, self.confined)  # workers forked by it, where it can (its folder
         # holds this session's, so that the zygote's file system view has it)
         self.tmp = Path(tempfile.mkdtemp(prefix="session-" if self.zygote else "hwgrade-",
@@ -73,7 +73,7 @@ class Link:
         if not answers.shape(ready, "ready", 2):
             self.discard()
             if self.confined:  # namespaces that probe fine but fail in earnest: grade without them
-                self.confined, self.level, self.uid = False, confine.LIMITS_ONLY, confine.worker_uid()
+                self.confined, self.level = False, confine.LIMITS_ONLY
                 return self.start()
             raise RuntimeError("процесс для проверки вашего кода не запустился")
         self.level, self.ready = str(ready[1]), True
@@ -86,6 +86,7 @@ class Link:
                  "confined": self.confined, "root_dir": str(self.tmp / "root"), "visible": zygote.visible(self.hw),
                  "uid": self.uid}
         (self.tmp / "root").mkdir(exist_ok=True)
+        os.chmod(self.tmp / "root", 0o755)  # the namespaces' root, another user outside them, mounts its view on it
         self.ready = False
         self.meter.reset()
         if self.zygote is not None and (self.zygote.confined, self.zygote.uid) == (self.confined, self.uid):
@@ -96,8 +97,9 @@ class Link:
                 self.zygote = None  # started as a process of its own from now on
         # -s: no user site; -B: no bytecode written; the environment is the clean one of confine.environment
         cmd = confine.command(["-s", "-B", "-c", _BOOT.format(root=str(ROOT))], self.confined)
+        user = confine.as_user(self.uid) if self.confined and self.uid is not None else {}
         self.worker = Spawned(cmd, confine.environment(self.token), str(scratch), pickle.dumps(hello),
-                              (hello["hang_fd"],))
+                              (hello["hang_fd"],), user)
 
     def _fresh_scratch(self) -> Path:
         if self.scratch is not None:  # the last worker's (gone now): never reused, so never a link it left there

@@ -66,6 +66,7 @@ class Zygote:
             return
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         (self.base / "root").mkdir(exist_ok=True)
+        os.chmod(self.base / "root", 0o755)  # the namespaces' root, another user outside them, mounts its view on it
         config = {"scratch": str(self.base), "root_dir": str(self.base / "root"), "confined": self.confined,
                   "visible": visible(self.hw), "control_fd": theirs.fileno(), "uid": self.uid}
         cmd = confine.command(["-s", "-B", "-c", _BOOT.format(root=str(ROOT))], self.confined)
@@ -74,7 +75,7 @@ class Zygote:
                                          stdout=subprocess.DEVNULL if detached else subprocess.PIPE,
                                          stderr=subprocess.DEVNULL, cwd=str(self.base),
                                          env=confine.environment(self.token), start_new_session=True,
-                                         pass_fds=(theirs.fileno(),))
+                                         pass_fds=(theirs.fileno(),), **self._user())
             self.proc.stdin.write(_frame(pickle.dumps(config)))
             self.proc.stdin.close()
         except OSError:
@@ -84,6 +85,11 @@ class Zygote:
         finally:
             theirs.close()
         self.control = ours
+
+    def _user(self) -> dict:
+        """With namespaces, the zygote is started as its workers' user, who becomes their root (without them it
+        starts as this process's and changes user itself, grader.boundary.confine.enter)."""
+        return confine.as_user(self.uid) if self.confined and self.uid is not None else {}
 
     def _await(self) -> None:
         """Wait for the zygote's ready message (or its failure to start)."""
@@ -193,8 +199,7 @@ def for_session(hw: Homework, confined: bool) -> Zygote | None:
     key = _key(hw, confined)
     if key not in _ZYGOTES or _ZYGOTES[key].ready is False:
         run = os.environ.get("HWKIT_RUN_TOKEN") or uuid.uuid4().hex
-        _ZYGOTES[key] = Zygote(hw, confined, f"{run}.{uuid.uuid4().hex[:12]}",
-                               uid=None if confined else confine.worker_uid())
+        _ZYGOTES[key] = Zygote(hw, confined, f"{run}.{uuid.uuid4().hex[:12]}", uid=confine.worker_uid())
     return _ZYGOTES[key]
 
 
@@ -211,10 +216,10 @@ def adopt(hw: Homework, confined: bool, spec: str) -> None:
 
 def for_checking_process(hw: Homework, confined: bool, token: str, uid: int | None = None) -> Zygote | None:
     """A zygote started now for a checking process about to start (the command line), its workers run as ``uid``
-    without namespaces; None where not available."""
+    (with namespaces, their root is that user outside them); None where not available."""
     if not available():
         return None
-    zygote = Zygote(hw, confined, f"{token}.{uuid.uuid4().hex[:12]}", uid=None if confined else uid)
+    zygote = Zygote(hw, confined, f"{token}.{uuid.uuid4().hex[:12]}", uid=uid)
     zygote.start(detached=True)
     if zygote.control is None:
         zygote.remove()

@@ -73,6 +73,9 @@ PROBE = textwrap.dedent('''
             # without socket()
             "sysv_shm": attempt(lambda: 1 / (libc.shmget(0, 4096, 0o1000 | 0o666) + 1)),
             "io_uring": attempt(lambda: 1 / (libc.syscall(425, 8, ctypes.create_string_buffer(120)) + 1)),
+            # a key in the user's or a persistent keyring outlives the worker too (the second red team's channel)
+            "add_key": attempt(lambda: 1 / (libc.syscall({"x86_64": 248, "aarch64": 217}.get(
+                __import__("platform").machine(), -1), b"user", b"hwkit-probe", b"x", 1, -4) + 1)),
             "socketpair": attempt(lambda: [s.close() for s in socket.socketpair()]),
             "uid": os.getuid(),
             "threads_made": threads(),
@@ -200,7 +203,7 @@ def test_worker_has_no_network(probed, listener):
 
 def test_worker_leaves_no_ipc_object_behind(probed):
     _, seen, _ = probed
-    assert seen["sysv_shm"].startswith("refused"), seen
+    assert seen["sysv_shm"].startswith("refused") and seen["add_key"].startswith("refused"), seen
 
 
 @namespaces
@@ -309,7 +312,10 @@ def test_worker_makes_threads_but_no_process_and_no_namespace(probed):
     assert seen["thread"].startswith("ok"), seen["thread"]
     for what in ("fork", "subprocess", "nested_user_namespace"):
         assert seen[what].startswith("refused"), (what, seen[what])
-    if not session.confined:  # a user of its own: the kernel bounds its threads (it does not bound root's)
+    if os.geteuid() == 0 and confine.separate_user_available():  # a root grader gives the code a user of its own
+        # (in either mode: with namespaces, as their root outside them), whose threads the kernel bounds (it does not
+        # bound root's: the red team's 3000 threads)
+        assert session.link.uid is not None and f"uid {session.link.uid}" in session.level, session.level
         assert 0 < seen["threads_made"] <= confine.THREADS, seen["threads_made"]
 
 
@@ -421,8 +427,8 @@ def test_a_machine_busy_with_others_costs_a_check_neither_its_cpu_limit_nor_its_
     before = os.sched_getaffinity(0)
     hw, hogs, own = homeworks.load(HW), [], []
     # a zygote of its own, started below, so that it and its workers inherit this process's one CPU
-    monkeypatch.setattr(zygote, "for_session", lambda hw, confined: own.append(zygote.Zygote(hw, confined, "busy"))
-                        or own[-1])
+    monkeypatch.setattr(zygote, "for_session", lambda hw, confined: own.append(
+        zygote.Zygote(hw, confined, "busy", uid=confine.worker_uid())) or own[-1])
     try:
         os.sched_setaffinity(0, {cpu})
         hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
@@ -639,3 +645,13 @@ def test_a_named_pipe_or_a_huge_sparse_file_in_the_submission_is_not_staged(tmp_
     os.mkfifo(folder / "pipe.py")
     proc = run_check(HW, "ppo::test_td_errors_courier", "--dir", str(folder))
     assert proc.returncode == 0 and "1/1" in proc.stdout, proc.stdout + proc.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="a root grader's outputs")
+def test_a_root_graders_outputs_are_its_own_only(tmp_path):
+    """The second red team read a grade's --json (0644) from a later grading's code: a root grader writes its outputs
+    for its owner only (a submission's code runs as another user)."""
+    out, scores = tmp_path / "r.json", tmp_path / "s.csv"
+    proc = run_check(HW, "ppo::test_td_errors_courier", "--solutions", "--json", str(out), "--csv", str(scores))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert {oct(p.stat().st_mode & 0o777) for p in (out, scores)} == {"0o600"}
