@@ -123,8 +123,10 @@ def separate_user_available() -> bool:
 def _probe_user() -> bool:
     from grader.homeworks import ROOT
 
-    code = (f"import sys; sys.path[:0] = [{str(ROOT)!r}]; import numpy, grader.boundary.worker; "
-            "print('ok')")
+    # this kit's grader (not one an installed package points to) and the modules its checks share with the worker
+    code = (f"import glob, os, sys; root = {str(ROOT)!r}; sys.path[:0] = [root]; import numpy, grader.boundary.worker; "
+            "assert grader.boundary.worker.__file__.startswith(os.path.join(root, 'grader')); "
+            "[os.listdir(p) for p in glob.glob(os.path.join(root, 'tests', '*', 'shared'))]; print('ok')")
     cmd = [sys.executable, "-s", "-B", "-c", code]
     if namespaces_available():
         cmd = [shutil.which("unshare"), *UNSHARE, "--", *cmd]
