@@ -209,7 +209,7 @@ def adopt(hw: Homework, confined: bool, spec: str) -> None:
     fd, _, folder = spec.partition(":")
     if not available() or not fd.isdigit() or not Path(folder).is_dir():
         return
-    zygote = Zygote(hw, confined, "", base=Path(folder))
+    zygote = Zygote(hw, confined, "", base=Path(folder), uid=confine.worker_uid())  # the command line's lease
     zygote.control, zygote.ready = socket.socket(fileno=int(fd)), True
     _ZYGOTES[_key(hw, confined)] = zygote
 

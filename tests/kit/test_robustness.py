@@ -20,7 +20,7 @@ import pytest
 from grader import homeworks
 from grader.boundary import confine, zygote
 from grader.homeworks import ROOT
-from kit import HW, run_check
+from kit import HW, MODES, mode_env, run_check
 
 pytestmark = pytest.mark.slow  # grades whole homeworks: left out of the everyday loop (-m "not slow")
 
@@ -98,10 +98,14 @@ def test_infinite_loop_fails_that_check_with_a_time_limit_and_the_rest_is_graded
     assert "превышено время (1 с)" in proc.stdout
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("seconds,passes", [(1.5, True), (60.0, False)], ids=["waits", "waits-too-long"])
-def test_the_time_limit_counts_the_workers_cpu_so_a_busy_machine_fails_no_check(tmp_path, seconds, passes):
+def test_the_time_limit_counts_the_workers_cpu_so_a_busy_machine_fails_no_check(tmp_path, seconds, passes, mode):
     """A check's limit is the CPU time the student's code takes (a machine busy with a classmate's submission
-    slows it, and that time is not on the CPU); a call that only waits ends past the wall-clock backstop."""
+    slows it, and that time is not on the CPU); a call that only waits ends past the wall-clock backstop. In each
+    mode: the workers are the zygote's, whose CPU time it reads (a worker started on its own is held to wall-clock
+    time)."""
+    env = mode_env(mode)
     folder = submission(tmp_path, f"""
         import time as _time
 
@@ -113,7 +117,7 @@ def test_the_time_limit_counts_the_workers_cpu_so_a_busy_machine_fails_no_check(
             return _td_errors(rewards, values, last_value, gamma)
     """)
     started = time.monotonic()
-    _, data, checks = grade(tmp_path, folder, "ppo::test_td_errors_courier", timeout=1)
+    _, data, checks = grade(tmp_path, folder, "ppo::test_td_errors_courier", timeout=1, env=env)
     took = time.monotonic() - started
     assert "test_td_errors_courier" in checks, data
     check = checks["test_td_errors_courier"]
