@@ -17,9 +17,8 @@ from pathlib import Path
 import pytest
 
 from grader import homeworks
-from grader.boundary import confine
 from grader.homeworks import ROOT
-from kit import HW, run_check
+from kit import HW, MODES, mode_env, run_check
 
 pytestmark = pytest.mark.slow  # grades whole homeworks: left out of the everyday loop (-m "not slow")
 
@@ -199,18 +198,13 @@ import os as _os
 from pathlib import Path as _Path
 
 def _candidates():
+    # the grading kit's own root (another checkout elsewhere on the machine is its owner's to close: a user of the
+    # submission's own reads whatever every user may)
     try:
         import grader
         yield _Path(grader.__file__).resolve().parents[1]
     except Exception:
         pass
-    for base in ("/work", "/", _os.path.expanduser("~"), "/tmp"):
-        for dirpath, dirnames, filenames in _os.walk(base):
-            if "solutions" in dirnames:
-                yield _Path(dirpath)
-            dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in ("proc", "sys")][:50]
-            if dirpath.count(_os.sep) > 4:
-                dirnames[:] = []
 
 for _root in _candidates():
     _path = _root / "solutions" / "{HW}" / "ppo.py"
@@ -325,11 +319,6 @@ ON_REFERENCE = {  # attacks that must neither add nor remove points from a corre
     "forged_results_into_the_grader", "atexit_forgery", "patched_pytest_internals", "patched_grader_modules",
     "swapped_numpy_and_math",
 }
-NEEDS_CONFINEMENT = {  # without namespaces the worker can read the kit's files, so these are protected only with them
-    "reference_read_from_disk": "без пространств имён Linux рабочий процесс видит solutions/",
-}
-
-
 # Files beside the modules that pytest would load as a plugin if it ever saw the submission's folder as a path: each
 # makes every check pass without running it, and leaves a mark where the test can look (MARK).
 BESIDE = {
@@ -345,18 +334,18 @@ def pytest_pyfunc_call(pyfuncitem):
 }
 
 
-def _grade(tmp: Path, base: Path, code: str, beside: dict[str, str] | None = None) -> tuple:
+def _grade(tmp: Path, base: Path, code: str, beside: dict[str, str] | None = None, env: dict | None = None) -> tuple:
     folder = tmp / "student"
     folder.mkdir(parents=True)
     (folder / "ppo.py").write_text(base.read_text(encoding="utf-8") + "\n\n" + textwrap.dedent(code), encoding="utf-8")
     for name, text in (beside or {}).items():
         (folder / name).write_text(text.replace("/tmp/hwkit-mark", str(tmp / "mark")), encoding="utf-8")
     out = tmp / "results.json"
-    proc = run_check(HW, "ppo", "--dir", str(folder), "--json", str(out), "--timeout", "5")
+    proc = run_check(HW, "ppo", "--dir", str(folder), "--json", str(out), "--timeout", "5", env_extra=env)
     return proc, json.loads(out.read_text(encoding="utf-8")) if out.is_file() else None
 
 
-def _grade_notebook(tmp: Path, beside: dict[str, str]) -> tuple:
+def _grade_notebook(tmp: Path, beside: dict[str, str], env: dict | None = None) -> tuple:
     folder = tmp / "student"
     folder.mkdir(parents=True)
     notebook = folder / "hw.ipynb"
@@ -364,7 +353,7 @@ def _grade_notebook(tmp: Path, beside: dict[str, str]) -> tuple:
     for name, text in beside.items():
         (folder / name).write_text(text.replace("/tmp/hwkit-mark", str(tmp / "mark")), encoding="utf-8")
     out = tmp / "results.json"
-    proc = run_check(HW, "ppo", "--notebook", str(notebook), "--json", str(out), "--timeout", "5")
+    proc = run_check(HW, "ppo", "--notebook", str(notebook), "--json", str(out), "--timeout", "5", env_extra=env)
     return proc, json.loads(out.read_text(encoding="utf-8")) if out.is_file() else None
 
 
@@ -383,15 +372,19 @@ def kit_before():
     return kit_digest()
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory, kit_before):
-    """Every case graded, two at a time, as soon as the first test asks; plus the reference as a student folder."""
+@pytest.fixture(scope="module", params=MODES)
+def graded(request, tmp_path_factory, kit_before):
+    """Every case graded, two at a time, as soon as the first test asks; plus the reference as a student folder; in
+    each mode a grade for the record is given in (with namespaces, and as a user of the submission's own)."""
+    env = mode_env(request.param)
     pool = ThreadPoolExecutor(max_workers=2)
     futures = {(name, base): pool.submit(_grade, tmp_path_factory.mktemp(f"{name}-{base}"),
-                                         STUB if base == "stub" else REFERENCE, ATTACKS[name]) for name, base in CASES}
-    futures["honest"] = pool.submit(_grade, tmp_path_factory.mktemp("honest"), REFERENCE, "")
-    futures["beside"] = pool.submit(_grade, tmp_path_factory.mktemp("beside"), STUB, "", BESIDE)
-    futures["beside-notebook"] = pool.submit(_grade_notebook, tmp_path_factory.mktemp("beside-notebook"), BESIDE)
+                                         STUB if base == "stub" else REFERENCE, ATTACKS[name], None, env)
+               for name, base in CASES}
+    futures["honest"] = pool.submit(_grade, tmp_path_factory.mktemp("honest"), REFERENCE, "", None, env)
+    futures["beside"] = pool.submit(_grade, tmp_path_factory.mktemp("beside"), STUB, "", BESIDE, env)
+    futures["beside-notebook"] = pool.submit(_grade_notebook, tmp_path_factory.mktemp("beside-notebook"), BESIDE,
+                                             env)
     yield futures
     pool.shutdown(wait=True)
     assert kit_digest() == kit_before, "an attack changed the kit's own files"
@@ -399,8 +392,6 @@ def graded(tmp_path_factory, kit_before):
 
 @pytest.mark.parametrize("name,base", CASES, ids=[f"{n}-on-{b}" for n, b in CASES])
 def test_attack_scores_what_its_real_code_earns(name, base, graded):
-    if name in NEEDS_CONFINEMENT and not confine.namespaces_available():
-        pytest.skip(NEEDS_CONFINEMENT[name])
     proc, data = graded[name, base].result()
     _, honest = graded["honest"].result()
     assert data is not None, proc.stdout + proc.stderr
