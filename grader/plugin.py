@@ -125,10 +125,29 @@ def _selected(item, names: list[str]) -> bool:
     return any(item.name == name or item.name.split("[")[0] == name for name in names)
 
 
+_PLACE = pytest.StashKey[int]()
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own ordering (fixtures.reorder_items): the order checks run in
 def pytest_collection_modifyitems(session, config, items):
     """``--select``: every check of a file with a selection is reported (``part-checks``: what a part has, for the
     report of a partial run), the others deselected; a name matching no check is reported (``unknown-checks``) and
-    nothing is graded."""
+    nothing is graded. Then every check on hidden inputs is moved after every public one (:func:`_hidden_last`)."""
+    _select(config, items)
+    _hidden_last(items)
+
+
+def _hidden_last(items) -> None:
+    """Run the checks on hidden inputs (twins, grade-only checks, ``behaviour=True`` ones; grader.hidden) after all
+    the public checks of every part of this process, in their own workers (grader.boundary.session): whatever the
+    student's code did on a hidden input, no public check runs after it. The results keep the test files' order
+    (:func:`pytest_collection_finish`)."""
+    for place, item in enumerate(items):
+        item.stash[_PLACE] = place
+    items.sort(key=lambda item: _inputs(item)["hidden"])  # a stable sort: each group keeps its order
+
+
+def _select(config, items) -> None:
     _grade_only(config, items)
     wanted: dict[str, list[str]] = {}
     for value in config.getoption("--select", default=None) or []:
@@ -163,7 +182,7 @@ def _grade_only(config, items) -> None:
 
 def pytest_collection_finish(session):
     items = []
-    for item in session.items:
+    for item in sorted(session.items, key=lambda item: item.stash.get(_PLACE, 0)):  # as the test files have them
         items.append(_meta(item))
         module = getattr(item, "module", None)
         pristine = session.config.stash[_STATE]["pristine"]
