@@ -332,7 +332,7 @@ def pytest_runtest_setup(item):
     if state["events"] is not None:
         random.seed(seed)
         np.random.seed(seed)
-    state["check"] = (item.nodeid, _title(item)[0], seed)
+    state["check"] = (item.nodeid, _title(item)[0], seed, _inputs(item)["hidden"])
     key.CURRENT.update(test=item.name, hidden=_inputs(item)["hidden"])
     for session in state["sessions"].values():
         session.begin_check(*state["check"])

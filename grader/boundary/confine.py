@@ -93,6 +93,9 @@ _PROBE = ("import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); "
 
 UID_BASE, UID_SLOTS = 61000, 1000  # uids no account has: root can become any number, no account is created
 PROBE_UID = UID_BASE + UID_SLOTS  # the probe's: never leased
+# a leased uid's twin, for the workers of the submission's hidden checks (grader.hidden): held by the same lease, so
+# a hidden worker never shares a user with a public one, its own submission's included
+HIDDEN_OFFSET = UID_SLOTS + 1
 UID_ENV = "HWKIT_WORKER_UID"  # the uid the command line leased for the submission graded now
 SEPARATE_ENV = "HWKIT_SEPARATE_USER"  # "on" / "off": the command line probed already
 ALLOW_ENV = "HWKIT_ALLOW_UNCONFINED"  # "1": as --allow-unconfined (the kit's own tests set it)
@@ -208,17 +211,20 @@ class Lease:
             except OSError:
                 os.close(fd)
                 continue
-            if not _has_account(uid):
+            if not _has_account(uid) and not _has_account(hidden_uid(uid)):
                 self.uid, self.fd = uid, fd
                 end_user(uid)  # a run killed before it could
+                end_user(hidden_uid(uid))
                 return
             os.close(fd)
         raise OSError("every uid of the range is in use")
 
     def release(self) -> None:
-        """End every process of the uid and remove what it left in the shared temporary folders; then free it."""
+        """End every process of the uid and of its hidden twin and remove what they left in the shared temporary
+        folders; then free them."""
         if self.fd is not None:
             end_user(self.uid)
+            end_user(hidden_uid(self.uid))
             os.close(self.fd)
             self.fd = None
 
@@ -260,6 +266,12 @@ def worker_uid() -> int | None:
             _lease["lease"] = Lease()
             atexit.register(_lease["lease"].release)
     return _lease["lease"].uid
+
+
+def hidden_uid(uid: int | None) -> int | None:
+    """The uid the workers of hidden checks run under, when the public ones run as ``uid`` (None: none changes
+    user). It is leased with ``uid`` (:class:`Lease`), and no public worker of any submission runs as it."""
+    return None if uid is None else uid + HIDDEN_OFFSET
 
 
 def end_user(uid: int) -> None:
@@ -537,6 +549,17 @@ _SYSCALLS = {"x86_64": (0xC000003E, {"clone": 56, "fork": 57, "vfork": 58, "clon
              "aarch64": (0xC00000B7, {"clone": 220, "clone3": 435, "unshare": 97, "setns": 268, "socket": 198,
                                       "socketpair": 199, **_IPC["aarch64"], **_IO_URING,
                                       **_KEYS["aarch64"]})}
+# a worker of hidden checks (grader.hidden) creates everything under umask 077 (worker._serve) and may not widen it:
+# no chmod, no umask, no extended attribute (an ACL would open a file to other users), no symbolic link (its target
+# is text every user reads, whatever the umask): nothing it leaves is readable by another user (the public workers'
+# own, without namespaces). fchmodat2 (Linux 6.6), setxattrat and removexattrat (6.13) have the numbers every
+# architecture shares from 424 on
+_NEW = {"fchmodat2": 452, "setxattrat": 463, "removexattrat": 466}
+_HIDDEN = {"x86_64": {"chmod": 90, "fchmod": 91, "fchmodat": 268, "umask": 95, "setxattr": 188, "lsetxattr": 189,
+                      "fsetxattr": 190, "removexattr": 197, "lremovexattr": 198, "fremovexattr": 199, "symlink": 88,
+                      "symlinkat": 266, **_NEW},
+           "aarch64": {"fchmod": 52, "fchmodat": 53, "umask": 166, "setxattr": 5, "lsetxattr": 6, "fsetxattr": 7,
+                       "removexattr": 14, "lremovexattr": 15, "fremovexattr": 16, "symlinkat": 36, **_NEW}}
 _CLONE_THREAD, _EPERM, _ENOSYS = 0x10000, 1, 38
 _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
 
@@ -556,17 +579,21 @@ def _filter(arch: int, numbers: dict[str, int]) -> list[tuple[int, int, int, int
     return prog
 
 
-def no_new_processes() -> bool:
+def no_new_processes(hidden: bool = False) -> bool:
     """From now on this process can start threads but no process, no namespace, no socket and no IPC object (fork,
     clone without CLONE_THREAD, unshare, setns, socket, socketpair, io_uring, System V IPC and POSIX message queues
     fail with EPERM): a submission cannot fill the process table, nest user namespaces, reach a network or leave a
-    channel to another submission. False where no filter can be had (not Linux, another architecture)."""
+    channel to another submission. ``hidden`` (a worker of hidden checks, its umask 077 already): no chmod, umask,
+    extended attribute or symbolic link either (:data:`_HIDDEN`). False where no filter can be had (not Linux,
+    another architecture)."""
     import ctypes
     import platform
 
     if not sys.platform.startswith("linux") or platform.machine() not in _SYSCALLS:
         return False
     arch, numbers = _SYSCALLS[platform.machine()]
+    if hidden:
+        numbers = {**numbers, **_HIDDEN[platform.machine()]}
     prog = _filter(arch, numbers)
 
     class Instruction(ctypes.Structure):

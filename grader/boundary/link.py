@@ -35,14 +35,19 @@ _BOOT = ("import sys; sys.path[:] = [{root!r}] + [p for p in sys.path if p not i
 
 
 class Link:
-    def __init__(self, hw: Homework, source: Path, token: str, provided: dict[str, Path], kit_modules: list[str]):
+    """``hidden``: the link of the session's hidden checks (grader.hidden), whose workers serve no public check: forked
+    by a zygote of their own (their own scratch folders, /tmp and PID namespace), without namespaces run as the
+    lease's hidden twin (confine.hidden_uid), under umask 077 and unable to widen it (worker._serve)."""
+
+    def __init__(self, hw: Homework, source: Path, token: str, provided: dict[str, Path], kit_modules: list[str],
+                 hidden: bool = False):
         self.hw, self.source, self.token, self.provided = hw, source, token, provided
-        self.kit_modules = kit_modules
+        self.kit_modules, self.hidden = kit_modules, hidden
         self.confined = confine.namespaces_available()
         self.level = confine.NAMESPACES if self.confined else confine.LIMITS_ONLY
-        self.uid = confine.worker_uid()  # the submission's own user, where a root grader can give it one
-        self.zygote = zygote.for_session(hw, self.confined)  # workers forked by it, where it can (its folder
-        # holds this session's, so that the zygote's file system view has it)
+        self.uid = self._user()  # the submission's own user, where a root grader can give it one
+        self.zygote = zygote.for_session(hw, self.confined, hidden)  # workers forked by it, where it can (its
+        # folder holds this session's, so that the zygote's file system view has it)
         self.tmp = Path(tempfile.mkdtemp(prefix="session-" if self.zygote else "hwgrade-",
                                          dir=str(self.zygote.base) if self.zygote else None))
         self.worker: Channel | None = None
@@ -78,13 +83,18 @@ class Link:
             raise RuntimeError("процесс для проверки вашего кода не запустился")
         self.level, self.ready = str(ready[1]), True
 
+    def _user(self) -> int | None:
+        """The user this link's workers run as (None: the grader's own; with namespaces, their root outside them)."""
+        uid = confine.worker_uid()
+        return confine.hidden_uid(uid) if self.hidden else uid
+
     def _spawn(self) -> None:
         scratch = self._fresh_scratch()
         hello = {"source": str(scratch / self.source.name) if self.source.suffix == ".ipynb" else str(scratch),
                  "scratch": str(scratch), "provided": sorted(self.provided), "hang_fd": self.hang.fresh(),
                  "kit_modules": self.kit_modules, "import_path": [str(ROOT), str(self.hw.shared_dir)],
                  "confined": self.confined, "root_dir": str(self.tmp / "root"), "visible": zygote.visible(self.hw),
-                 "uid": self.uid}
+                 "uid": self.uid, "hidden": self.hidden}
         (self.tmp / "root").mkdir(exist_ok=True)
         os.chmod(self.tmp / "root", 0o755)  # the namespaces' root, another user outside them, mounts its view on it
         self.ready = False

@@ -4,8 +4,10 @@ A graded test gets the part's module as a proxy (:mod:`proxy`); ``module.f(...)`
 which asks the session's worker (:mod:`link`) and judges its answer (:mod:`answers`): plain data rebuilt as exact
 types, so no returned object can run code here. A call that runs past the check's time limit, kills its worker
 or answers with something else fails the check that made it; the next call gets a fresh worker, which loads the
-modules again. What this class accepts from the worker is what :mod:`link` and :mod:`answers` accept: the names a
-module defines (strings), its notes (strings), and answers.
+modules again. A check on hidden inputs (grader.hidden) asks a worker of another link, which serves no public
+check: nothing the student's code saw of a hidden input reaches a public check's text. What this class accepts from
+the worker is what :mod:`link` and :mod:`answers` accept: the names a module defines (strings), its notes (strings),
+and answers.
 """
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ class _Check:
     nodeid: str = ""
     title: str = ""
     seed: int | None = None
+    hidden: bool = False  # a check on hidden inputs: its calls go to the hidden checks' worker
     deadline: float = float("inf")  # wall-clock: the backstop for code that waits
     cpu_left: float = float("inf")  # the worker's CPU time the check may still use
     functions: list[str] = field(default_factory=list)
@@ -66,8 +69,10 @@ class Session:
         # the run's marker (the grader reaps the whole run by it) and this session's own under it: a worker
         # discarded here (a hang) never takes another part's worker with it
         token = f"{os.environ.get('HWKIT_RUN_TOKEN') or uuid.uuid4().hex}.{uuid.uuid4().hex[:12]}"
-        self.link = Link(hw, self.source, token, self.provided, sorted(self.kit))
-        self.load_errors: dict[str, ModuleLoadError] = {}
+        self.token = token
+        self.link = Link(hw, self.source, token, self.provided, sorted(self.kit))  # the public checks' worker
+        self.hidden_link: Link | None = None  # the hidden checks' worker: started at the first hidden check
+        self.load_errors: dict[tuple[bool, str], ModuleLoadError] = {}  # (hidden, module) -> why it did not load
         self.hung: dict[tuple[str, str], str] = {}  # (module, function) -> title of the check it hung in
         self.notes: list[str] = []
         self.noted = False  # the notes were reported
@@ -98,9 +103,19 @@ class Session:
     def prepare(self) -> None:
         self.link.prepare()
 
-    def begin_check(self, nodeid: str, title: str, seed: int) -> None:
-        self.check = _Check(nodeid, title, seed, time.monotonic() + self.limit * WALL_FACTOR, self.limit - self.owed)
+    def begin_check(self, nodeid: str, title: str, seed: int, hidden: bool = False) -> None:
+        self.check = _Check(nodeid, title, seed, bool(hidden), time.monotonic() + self.limit * WALL_FACTOR,
+                            self.limit - self.owed)
         self.owed = 0.0
+
+    def _link(self) -> Link:
+        """The worker of the check now running: the public checks' link, or for a check on hidden inputs the hidden
+        checks' own (grader.plugin runs every hidden check after every public one)."""
+        if not self.check.hidden:
+            return self.link
+        if self.hidden_link is None:
+            self.hidden_link = Link(self.hw, self.source, self.token, self.provided, sorted(self.kit), hidden=True)
+        return self.hidden_link
 
     def end_check(self) -> tuple[list[str], dict[str, list[str]]]:
         """(the functions the check called, the student's functions those calls went through)."""
@@ -109,6 +124,8 @@ class Session:
 
     def close(self) -> None:
         self.link.close()
+        if self.hidden_link is not None:
+            self.hidden_link.close()
 
     def module(self, name: str) -> RemoteModule:
         """What a test's module fixture gets: a proxy of the student's module, loaded in the worker."""
@@ -116,33 +133,35 @@ class Session:
         return RemoteModule(self, name)
 
     def load(self, name: str) -> _Loaded:
-        if name in self.load_errors:
-            raise self.load_errors[name]
-        self.link.start()
-        if name in self.link.loaded:
-            return self.link.loaded[name]
+        hidden, link = self.check.hidden, self._link()
+        if (hidden, name) in self.load_errors:
+            raise self.load_errors[hidden, name]
+        link.start()
+        if name in link.loaded:
+            return link.loaded[name]
         try:
-            wall = self.limit * WALL_FACTOR if self.link.measures_cpu else self.limit
+            wall = self.limit * WALL_FACTOR if link.measures_cpu else self.limit
             started = time.monotonic()
-            answer = self.link.ask(("load", name, (self.limit, wall)), wall, self.limit, self.slack)
-            self._spend(started)
+            answer = link.ask(("load", name, (self.limit, wall)), wall, self.limit, self.slack)
+            self._spend(link, started)
         except TimeoutError:
-            where = self.link.where(None)
-            self.link.discard()
+            where = link.where(None)
+            link.discard()
             error = errors.load_timed_out(name, self.limit, where)
         except WorkerCrashed as exc:
             error = errors.load_crashed(name, exc)
         else:
             if answers.shape(answer, "loaded", 3) and all(type(c) is str for c in answer[1]):
                 info = _Loaded(frozenset(answer[1]), [str(n) for n in answer[2]])
-                self.link.loaded[name] = info
-                self.notes += [n for n in info.notes if n not in self.notes]
+                link.loaded[name] = info
+                if not hidden:  # the notes are reported once, from the public worker: never a hidden worker's text
+                    self.notes += [n for n in info.notes if n not in self.notes]
                 return info
             readable = answers.shape(answer, "load-error", 2) and type(answer[1]) is str
             text = answer[1] if readable else "ответ не читается"  # the student's folder, not the scratch copy
-            text = text.replace(str(self.link.scratch), str(self.folder))
+            text = text.replace(str(link.scratch), str(self.folder))
             error = ModuleLoadError(text)
-        self.load_errors[name] = error
+        self.load_errors[hidden, name] = error
         raise error
 
     def call(self, module: str, function: str, args: tuple, kwargs: dict, repeat: int = 0, track: bool = True):
@@ -160,6 +179,7 @@ class Session:
         if (module, function) in self.hung:
             raise errors.hung(function, self.hung[module, function], self.limit)
         info = self.load(module)
+        link = self._link()
         if function not in info.callables:
             raise errors.missing(self.source, module, function)
         if function not in self.check.functions:
@@ -169,7 +189,7 @@ class Session:
         left = self.budget - self.spent
         by_budget = left < min(self.check.cpu_left, self.limit)  # the part's budget ends the call before its limit
         cpu = max(min(self.check.cpu_left, self.limit, left), 0.05)
-        if self.link.measures_cpu:  # the limit is CPU time; a backstop per check; waiting, a budget per part
+        if link.measures_cpu:  # the limit is CPU time; a backstop per check; waiting, a budget per part
             wall = self.check.deadline - started if self.check.nodeid else self.limit * WALL_FACTOR
         else:  # where the worker's CPU time is not known, the limit is wall-clock time
             wall = cpu
@@ -180,15 +200,15 @@ class Session:
             said = summary.call(function, args, kwargs) + (f" — {repeat} раз" if repeat else "")
             self.check.calls[function] = (said, None)
         try:
-            answer = self.link.ask(request, wall, cpu, self.slack)
-            self._spend(started)
-            if self.link.measures_cpu and self.check.cpu_left < -OVERRUN:  # CPU used off the call came due
+            answer = link.ask(request, wall, cpu, self.slack)
+            self._spend(link, started)
+            if link.measures_cpu and self.check.cpu_left < -OVERRUN:  # CPU used off the call came due
                 raise TimeoutError
         except TimeoutError:
-            where = self.link.where(function)
+            where = link.where(function)
             went = self.check.entered.setdefault(function, [])
-            went += [f for f in self.link.entered() if f not in went]
-            self.link.discard()
+            went += [f for f in link.entered() if f not in went]
+            link.discard()
             if by_budget:
                 self.spent = self.budget
                 raise errors.budget_spent(function, self.budget, self.limit, ran=True) from None
@@ -196,29 +216,29 @@ class Session:
             raise errors.timed_out(function, self.limit, where, self.timeout_hints.get(function)) from None
         except WorkerCrashed as exc:
             raise errors.crashed(function, exc) from None
-        value = self._answer(answer, function, args, kwargs, track)
+        value = self._answer(link, answer, function, args, kwargs, track)
         if told:
             self.check.calls[function] = (said, summary.value(value))
         return value
 
-    def _spend(self, started: float) -> None:
+    def _spend(self, link: Link, started: float) -> None:
         """Charge what the last request cost: its CPU time to the check (to the next check, when it came outside
         one: a module's import) and to the part's budget, its waiting (neither on a CPU nor queued for one) to
         the part's budget of waiting."""
-        self.spent += self.link.meter.used
+        self.spent += link.meter.used
         if self.check.nodeid:
-            self.check.cpu_left -= self.link.meter.used
+            self.check.cpu_left -= link.meter.used
         else:
-            self.owed += self.link.meter.used
-        waited = time.monotonic() - started - self.link.meter.used - self.link.meter.queued
+            self.owed += link.meter.used
+        waited = time.monotonic() - started - link.meter.used - link.meter.queued
         self.slack = max(self.slack - max(waited, 0.0), 0.0)
 
-    def _answer(self, answer, function: str, args: tuple, kwargs: dict, track: bool):
+    def _answer(self, link: Link, answer, function: str, args: tuple, kwargs: dict, track: bool):
         try:
             kind, value, sync = answers.unpack(answer, function, answers.tracked(args, kwargs, self.kit) if track
                                                else set())
         except WorkerCrashed:
-            self.link.discard()
+            link.discard()
             raise
         changed = answers.apply(sync, args, kwargs, function)
         went = self.check.entered.setdefault(function, [])
@@ -231,5 +251,5 @@ class Session:
             raise BadAnswer(f"{function} вернула {printable(str(value))[:300]}. Проверка принимает только числа, "
                             "строки, None, списки, кортежи, словари и np.ndarray из чисел: верните np.ndarray / float.")
         if type(value.get("traceback")) is str:  # the student's files by their own path, not the scratch copy's
-            value["traceback"] = value["traceback"].replace(str(self.link.scratch) + os.sep, str(self.folder) + os.sep)
+            value["traceback"] = value["traceback"].replace(str(link.scratch) + os.sep, str(self.folder) + os.sep)
         raise remote_error(value, function)

@@ -251,7 +251,10 @@ def _serve(config: dict, hang_file, proto_in, proto_out, level: str) -> None:
     """Answer requests until the grading process says bye or closes the pipe; then end the process."""
     from grader.boundary import confine
 
-    if confine.no_new_processes():  # before any of the submission's code runs: threads only, no process
+    hidden = bool(config.get("hidden"))
+    if hidden:  # a worker of hidden checks: what it creates is its user's only, and stays so (no_new_processes)
+        os.umask(0o077)
+    if confine.no_new_processes(hidden):  # before any of the submission's code runs: threads only, no process
         level += "; без новых процессов, сокетов и IPC"
     sys.path[:0] = [config["scratch"], *config["import_path"]]
     os.chdir(config["scratch"])

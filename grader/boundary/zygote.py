@@ -188,18 +188,23 @@ def _frame(payload: bytes) -> bytes:
 _ZYGOTES: dict[tuple, Zygote] = {}
 
 
-def _key(hw: Homework, confined: bool) -> tuple:
-    return hw.name, str(hw.tests_dir), confined
+def _key(hw: Homework, confined: bool, hidden: bool = False) -> tuple:
+    return hw.name, str(hw.tests_dir), confined, hidden
 
 
-def for_session(hw: Homework, confined: bool) -> Zygote | None:
-    """The zygote of this process for ``hw`` (None where workers cannot be forked)."""
+def for_session(hw: Homework, confined: bool, hidden: bool = False) -> Zygote | None:
+    """The zygote of this process for ``hw`` (None where workers cannot be forked). ``hidden``: the one of the
+    workers of hidden checks (grader.hidden), never the public workers' own: its folder (their scratch folders), its
+    private /tmp and its PID namespace are its own, and without namespaces its user is the lease's hidden twin
+    (confine.hidden_uid)."""
     if not available():
         return None
-    key = _key(hw, confined)
+    key = _key(hw, confined, hidden)
     if key not in _ZYGOTES or _ZYGOTES[key].ready is False:
         run = os.environ.get("HWKIT_RUN_TOKEN") or uuid.uuid4().hex
-        _ZYGOTES[key] = Zygote(hw, confined, f"{run}.{uuid.uuid4().hex[:12]}", uid=confine.worker_uid())
+        uid = confine.worker_uid()
+        _ZYGOTES[key] = Zygote(hw, confined, f"{run}.{uuid.uuid4().hex[:12]}",
+                               uid=confine.hidden_uid(uid) if hidden else uid)
     return _ZYGOTES[key]
 
 

@@ -427,7 +427,7 @@ def test_a_machine_busy_with_others_costs_a_check_neither_its_cpu_limit_nor_its_
     before = os.sched_getaffinity(0)
     hw, hogs, own = homeworks.load(HW), [], []
     # a zygote of its own, started below, so that it and its workers inherit this process's one CPU
-    monkeypatch.setattr(zygote, "for_session", lambda hw, confined: own.append(
+    monkeypatch.setattr(zygote, "for_session", lambda hw, confined, hidden=False: own.append(
         zygote.Zygote(hw, confined, "busy", uid=confine.worker_uid())) or own[-1])
     try:
         os.sched_setaffinity(0, {cpu})

@@ -11,11 +11,15 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
+import pytest
+
+from grader.boundary import confine
 from grader.homeworks import ROOT
-from kit import HW, check_env
+from kit import HW, MODES, check_env, mode_env
 
 PARTS = ["ppo", "control"]
 
@@ -42,3 +46,84 @@ def test_checks_on_hidden_inputs_run_after_every_public_check_of_every_part(tmp_
     order = [item["nodeid"] for item in collected]
     assert order != ran and sorted(order) == sorted(ran)
     assert any(order[i] in hidden and order[i + 1] not in hidden for i in range(len(order) - 1))  # the files' order
+
+
+PROBE = r'''
+import os
+
+SEEN = []
+WORKER = os.urandom(8).hex()  # which worker answers (a PID namespace of its own numbers its first worker 2 too)
+
+
+def leave(x):
+    """On hidden inputs: remember ``x`` (globals, /tmp, the scratch folder) and try to open it to others."""
+    SEEN.append(x)
+    out = {"uid": os.getuid(), "worker": WORKER, "wrote": {}, "refused": []}
+    for folder in ("/tmp", os.getcwd()):
+        path = os.path.join(folder, "hwprobe-" + WORKER)
+        try:
+            with open(path, "w") as f:
+                f.write(repr(x))
+        except OSError:
+            continue
+        out["wrote"][path] = oct(os.stat(path).st_mode & 0o777)
+        for name, attempt in [("chmod", lambda: os.chmod(path, 0o644)), ("umask", lambda: os.umask(0)),
+                              ("symlink", lambda: os.symlink(repr(x), path + ".link")),
+                              ("setxattr", lambda: os.setxattr(path, "user.x", repr(x).encode()))]:
+            try:
+                attempt()
+            except PermissionError:
+                out["refused"].append(name)
+            except OSError:  # a file system without user attributes, say
+                pass
+        out["mode after"] = oct(os.stat(path).st_mode & 0o777)
+    return out
+
+
+def find(paths):
+    """On public inputs: whatever is left of what a hidden check gave."""
+    found = [repr(x) for x in SEEN]
+    for path in paths:
+        try:
+            with open(path) as f:
+                found.append(f.read())
+        except OSError:
+            pass
+    return {"uid": os.getuid(), "worker": WORKER, "found": found}
+'''
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_hidden_check_runs_in_a_worker_that_no_public_check_shares_and_leaves_nothing_others_read(tmp_path, mode):
+    """A check on hidden inputs asks a worker of its own: a public check after it (the order grader.plugin no longer
+    makes) finds nothing of its input in the worker's globals, in /tmp or in its scratch folder; the hidden worker
+    writes under umask 077 and is refused chmod, umask, symbolic links and extended attributes; without namespaces
+    it runs as another user."""
+    from grader import homeworks
+    from grader.boundary import zygote
+    from grader.boundary.session import Session
+
+    env = mode_env(mode)
+    (tmp_path / "ppo.py").write_text(PROBE, encoding="utf-8")
+    before = dict(os.environ)
+    os.environ.update(env)
+    try:
+        session = Session(homeworks.load(HW), tmp_path, 20)
+        try:
+            session.begin_check("t.py::test_x[hidden-0]", "x", 0, True)
+            left = session.module("ppo").leave(0.123456789)
+            session.end_check()
+            session.begin_check("t.py::test_x[1]", "x", 1)
+            found = session.module("ppo").find(list(left["wrote"]))
+            session.end_check()
+        finally:
+            session.close()
+            zygote.shutdown()
+    finally:
+        os.environ.clear()
+        os.environ.update(before)
+    assert left["wrote"] and set(left["wrote"].values()) == {"0o600"}, left
+    assert {"chmod", "umask", "symlink"} <= set(left["refused"]) and left["mode after"] == "0o600", left
+    assert found["worker"] != left["worker"] and found["found"] == [], found
+    if mode == "user":
+        assert found["uid"] != left["uid"] and left["uid"] == confine.hidden_uid(found["uid"]), (found, left)
