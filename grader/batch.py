@@ -131,13 +131,13 @@ def _notebook_worked(path: Path, hw: Homework) -> bool:
 
 
 def grade_submission(hw: Homework, parts: list[tuple[Part, list[str] | None]], sub: Submission,
-                     timeout: float | None = None) -> Submission:
+                     timeout: float | None = None, show_hidden: bool = False) -> Submission:
     started = time.perf_counter()
     if sub.error:  # nothing to grade
         return sub
     try:  # one checking process per submission, its workers a user of its own (without namespaces)
         with confine.lease() as uid:
-            sub.results = run_parts(hw, parts, str(sub.path.resolve()), timeout, uid=uid)
+            sub.results = run_parts(hw, parts, str(sub.path.resolve()), timeout, show_hidden=show_hidden, uid=uid)
     except Exception as exc:  # noqa: BLE001 - one submission must never stop the batch
         sub.error = f"{type(exc).__name__}: {exc}"
         sub.results = []
@@ -210,11 +210,12 @@ def write_feedback(hw: Homework, sub: Submission, out: Path) -> list[dict]:
 def run(hw: Homework, parts: list[tuple[Part, list[str] | None]], folder: Path, jobs: int = 2,
         timeout: float | None = None, csv_path: str | None = None, stream=None,
         feedback_dir: str | None = None, allow_default_secret: bool = False,
-        report_dir: str | None = None, allow_unconfined: bool = False) -> list[Submission]:
+        report_dir: str | None = None, allow_unconfined: bool = False, show_hidden: bool = False) -> list[Submission]:
     """Grade every submission in ``folder``; write the CSV (and, with ``feedback_dir``, each student's
     feedback; with ``report_dir``, each submission's record and the class report); print a summary table to stdout.
     A grade for the record: hidden inputs too, from the instructor's secret (grader.secret); the kit's default
-    secret only with ``allow_default_secret``."""
+    secret only with ``allow_default_secret``. A failure on hidden inputs keeps its detail (inputs, expected answer,
+    the student's text) out of the feedback and the report unless ``show_hidden`` (grader.runner.withheld)."""
     from grader.secret import refused
 
     if refused(hw, allow_default_secret):
@@ -251,7 +252,7 @@ def run(hw: Homework, parts: list[tuple[Part, list[str] | None]], folder: Path, 
                     out.mkdir(parents=True, exist_ok=True)
                     confine.private(out)
             with interruptible(jobs) as pool:  # Ctrl-C: every checking process and worker ended at once
-                futures = [pool.submit(grade_submission, hw, parts, sub, timeout) for sub in subs]
+                futures = [pool.submit(grade_submission, hw, parts, sub, timeout, show_hidden) for sub in subs]
                 for future in as_completed(futures):
                     sub = future.result()  # its processes are gone: its results are written now
                     rows[sub.stem] = write_submission(hw, sub, chosen, csv_path, fields, feedback, report)

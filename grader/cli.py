@@ -115,7 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--public", action="store_true",
                    help="только открытые входы, как в копии студента (самопроверка; оценка для ведомости — без флага)")
     p.add_argument("--show-hidden", action="store_true",
-                   help="для преподавателя: показать провал на скрытых входах целиком, с командой для повтора")
+                   help="для преподавателя: показать провал на скрытых входах целиком, с командой для повтора (с "
+                        "--batch — и в отзывах, и в отчёте; без флага их входы, ответ и текст кода студента скрыты)")
     p.add_argument("--allow-default-secret", action="store_true",
                    help="с --batch: скрытые входы из секрета набора по умолчанию (для пробы; свой: python -m "
                         "grader.secret)")
@@ -306,7 +307,7 @@ def _main(argv: list[str] | None = None) -> int:
             subs = batch.run(hw, selected, Path(args.batch), jobs=args.jobs, timeout=args.timeout,
                              csv_path=args.csv, feedback_dir=args.feedback,
                              allow_default_secret=args.allow_default_secret, report_dir=args.report,
-                             allow_unconfined=args.allow_unconfined)
+                             allow_unconfined=args.allow_unconfined, show_hidden=args.show_hidden)
             return 1 if any(s.error or any(r.error for r in s.results) for s in subs) else 0  # one not graded
         impl, label, source_opts = _source(args, hw)
     except UsageError as exc:

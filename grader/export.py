@@ -66,7 +66,7 @@ def gradescope(results: list[PartResult], seconds: float) -> dict:
                           "status": "passed" if c.passed else "failed", "output": output, "output_format": "md",
                           "visibility": "visible",
                           "extra_data": {"part": r.part.id, "check": c.name, "kind": c.kind, "bonus": c.bonus,
-                                         "subject": c.subject}})
+                                         "subject": c.subject, "hidden_inputs": on_hidden_inputs(c)}})
     score, _, bonus, _ = totals(results)  # the scoreboard's total, to 2 decimals
     data = {"score": round(score + bonus, 2), "execution_time": max(0, math.ceil(seconds)),
             "output": "", "output_format": "md", "visibility": "visible", "tests": tests,
@@ -77,6 +77,12 @@ def gradescope(results: list[PartResult], seconds: float) -> dict:
                            "mistakes": mistakes, **provenance(results)}}
     data["output"] = summary(data)
     return data
+
+
+def on_hidden_inputs(c) -> bool:
+    """Whether a check's verdict comes from hidden inputs: it ran them (a hidden twin, a check run only in the grade,
+    a ``behaviour=True`` check: the collection's marks, grader.hidden), or a hidden twin failed it (kind "hidden")."""
+    return bool(c.hidden or c.kind == "hidden")
 
 
 def visibility_matches(pattern: str, test: dict) -> bool:
@@ -97,8 +103,9 @@ def set_visibility(data: dict, rules: list[tuple[str, str]], default: str = "vis
                    hidden_inputs: str = "after_published") -> dict:
     """Give every test the visibility of the last rule ``(PART[::CHECK], level)`` that names it, else
     ``default`` (also written as the top-level visibility), and rewrite the summary in ``output`` so that it
-    tells nothing about the tests students cannot see yet. A check failed on hidden inputs only is shown no sooner
-    than ``hidden_inputs``. Returns ``data``, changed in place."""
+    tells nothing about the tests students cannot see yet. A check failed on hidden inputs (its ``hidden_inputs``
+    field: twins, checks run only in the grade, ``behaviour=True`` checks, public checks their twins failed) is shown
+    no sooner than ``hidden_inputs``. Returns ``data``, changed in place."""
     for level in [default, hidden_inputs, *(lvl for _, lvl in rules)]:
         if level not in VISIBILITY:
             raise ValueError(f"unknown visibility {level!r}; one of {', '.join(VISIBILITY)}")
@@ -108,7 +115,8 @@ def set_visibility(data: dict, rules: list[tuple[str, str]], default: str = "vis
         for pattern, level in rules:
             if visibility_matches(pattern, test):
                 test["visibility"] = level
-        if test.get("extra_data", {}).get("kind") == "hidden":
+        info = test.get("extra_data", {})
+        if info.get("kind") == "hidden" or info.get("hidden_inputs") and test.get("status") != "passed":
             test["visibility"] = max(test["visibility"], hidden_inputs, key=VISIBILITY.index)
     data["output"] = summary(data)
     return data

@@ -614,8 +614,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--default-visibility", default="visible", choices=export.VISIBILITY,
                    help="the visibility of the other tests (default: visible)")
     p.add_argument("--hidden-inputs-visibility", default="after_published", choices=export.VISIBILITY,
-                   help="no sooner than this, students see which checks failed on hidden inputs only "
-                        "(default: after_published)")
+                   help="no sooner than this, students see the checks that failed on hidden inputs (their "
+                        "inputs, expected answers and the student's text never; default: after_published)")
     p.add_argument("--force", action="store_true", help="do not refuse when generated files are stale")
     p.add_argument("--allow-default-secret", action="store_true",
                    help="grade hidden inputs from the kit's default secret (for a trial; see python -m grader.secret)")

@@ -10,6 +10,7 @@ collected check gets exactly one verdict (the first), and a check without one co
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import queue
@@ -153,6 +154,25 @@ def gated(checks: list[CheckResult], show_hidden: bool = False) -> list[CheckRes
     return [c for c in checks if not c.twin]
 
 
+WITHHELD = ("Проверка на скрытых входах (их нет в вашей копии) не пройдена. Её входы, ожидаемый ответ и то, что "
+            "ответил ваш код, не показываются: по ним можно было бы подогнать ответ.")
+_KEPT_KINDS = ("hung",)  # texts the checking side writes alone: the function and the title of the check it hung in
+
+
+def withheld(c: CheckResult) -> CheckResult:
+    """``c`` as a grade shows it without ``--show-hidden``: a failed check on hidden inputs (a hidden twin, a check run
+    only in the grade, a ``behaviour=True`` one: ``c.hidden``, from the collection's marks) keeps its verdict, its kind
+    and the names of typical mistakes its check made, but none of its detail: no input, no expected value, no text of
+    the student's code (their exception, their answer, where it hung), no traceback. A function not written yet is
+    said by its name as the check declares it."""
+    if not c.hidden or c.passed or c.kind in _KEPT_KINDS:
+        return c
+    if c.kind == "todo" and c.subject.isidentifier():
+        return dataclasses.replace(c, message=f"не реализовано (TODO): {c.subject}", traceback="")
+    named = [line for line in c.message.splitlines() if line.startswith(DIAGNOSIS)][:1] if c.kind == "check" else []
+    return dataclasses.replace(c, message="\n".join([WITHHELD, *named, SHOW_HIDDEN]), traceback="")
+
+
 def guarded(checks: list[CheckResult]) -> list[CheckResult]:
     """A passed guard check (one that code doing nothing could pass) fails when none of the checks of its functions'
     behaviour that ran passed: raising ValueError on everything, or one constant answer, earns nothing."""
@@ -238,8 +258,9 @@ def run_parts(hw: Homework, selected: list[tuple[Part, list[str] | None]], impl:
               uid: int | None = None) -> list[PartResult]:
     """Grade several parts in one checking process (pytest starts once); each part's code runs in a worker of
     its own, with the part's time limit per check (``timeout`` overrides it). On hidden inputs too unless ``public``
-    (:func:`inputs_for`); ``show_hidden``: a failure on hidden inputs shows them. Without namespaces the workers run
-    as ``uid``, the submission's own user (grader.boundary.confine.lease; leased here for this call when not given)."""
+    (:func:`inputs_for`); ``show_hidden``: a failure on hidden inputs shows them (else :func:`withheld`). Without
+    namespaces the workers run as ``uid``, the submission's own user (grader.boundary.confine.lease; leased here for
+    this call when not given), those of hidden checks as its hidden twin (confine.hidden_uid)."""
     with confine.lease(uid) as uid:
         return _run_parts(hw, selected, impl, timeout, public, show_hidden, uid)
 
@@ -303,7 +324,7 @@ def _sort(hw: Homework, selected, results: dict[str, PartResult], records: list[
     for check in check_results(records, show_hidden=show_hidden):
         owner = by_file.get(check.nodeid.split("::")[0].rsplit("/", 1)[-1])
         if owner is not None:
-            results[owner].checks.append(check)
+            results[owner].checks.append(check if show_hidden else withheld(check))
     for rec in records:
         if rec.get("event") == "part-checks" and by_file.get(rec.get("file")) in results:
             results[by_file[rec["file"]]].all_checks = [dict(item) for item in rec.get("items", [])

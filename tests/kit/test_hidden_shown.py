@@ -17,6 +17,7 @@ import sys
 
 import pytest
 
+from grader import export
 from grader.boundary import confine
 from grader.homeworks import ROOT
 from kit import HW, MODES, check_env, mode_env
@@ -127,3 +128,84 @@ def test_a_hidden_check_runs_in_a_worker_that_no_public_check_shares_and_leaves_
     assert found["worker"] != left["worker"] and found["found"] == [], found
     if mode == "user":
         assert found["uid"] != left["uid"] and left["uid"] == confine.hidden_uid(found["uid"]), (found, left)
+
+
+def _graded_on_hidden_inputs(show_hidden: bool):
+    """ppo's results from a checking process's records: a public case, its failed twin, a failed check run only in
+    the grade and a failed ``behaviour=True`` one, their texts holding a hidden input and the student's own words."""
+    from grader import homeworks, runner
+    from grader.results import PartResult
+
+    hw = homeworks.load(HW)
+    part = hw.part("ppo")
+
+    def item(name, **marks):
+        return {"nodeid": f"tests/{HW}/test_ppo.py::{name}", "name": name, "title": f"проверка {name}",
+                "weight": 1.0, "bonus": False, "subjects": ["gae"], "hidden": False, "twin": "",
+                "grade_only": False, **marks}
+
+    def result(name, outcome, kind="", message="", traceback=""):
+        return {"event": "result", "nodeid": f"tests/{HW}/test_ppo.py::{name}", "name": name, "outcome": outcome,
+                "kind": kind, "message": message, "traceback": traceback, "subject": "gae"}
+
+    items = [item("test_r[0]"), item("test_r[hidden-0]", hidden=True, twin="0"),
+             item("test_replay[0]", hidden=True, grade_only=True), item("test_behaviour[0]", hidden=True),
+             {**item("test_other"), "subjects": ["td_errors"]}]
+    records = [{"event": "collected", "items": items}, result("test_r[0]", "passed"),
+               result("test_r[hidden-0]", "failed", "check", "Ожидали:   [0.8127346 1.0923]\nПолучили:  [0 0]"),
+               result("test_replay[0]", "failed", "check", "Проверяли: gae\nОжидали:   [0.3141593 0.2718282]\n"
+                      "Похоже на типичную ошибку: λ и γ перепутаны.", "Вызов: gae([0.5772157, 1.4142136])"),
+               result("test_behaviour[0]", "failed", "error", "ошибка в вашем коде: RuntimeError: seen 0.6180340"),
+               {**result("test_other", "passed"), "subject": "td_errors"}]
+    results = {part.id: PartResult(part, inputs="hidden")}
+    runner._sort(hw, [(part, None)], results, records, "", False, 0, show_hidden)
+    return hw, results[part.id]
+
+
+DETAIL = ("0.8127346", "0.3141593", "0.5772157", "0.6180340")
+
+
+def test_a_failure_on_hidden_inputs_keeps_its_verdict_and_mistake_but_not_its_detail():
+    """Without --show-hidden, a failed check on hidden inputs (a twin, a check run only in the grade, a behaviour=True
+    check) is shown with its verdict and the typical mistake its check named, never with its inputs, its expected
+    values or the student's text: not in the scoreboard, not in results.json. On Gradescope such a failure is shown
+    no sooner than --hidden-inputs-visibility (a field set from the collection's marks, never read from the text)."""
+    from grader.report import scoreboard
+
+    hw, r = _graded_on_hidden_inputs(show_hidden=False)
+    by_name = {c.name: c for c in r.checks}
+    replay, behaviour = by_name["test_replay[0]"], by_name["test_behaviour[0]"]
+    assert not replay.passed and replay.kind == "check" and not behaviour.passed and behaviour.kind == "error"
+    assert "Похоже на типичную ошибку: λ и γ перепутаны." in replay.message  # the kit's word stays
+    assert replay.traceback == "" and not by_name["test_r[0]"].passed
+    board = scoreboard(hw, [r], "работа", "python homework/check.py " + HW, verbose=True, first_run=False)
+    data = export.gradescope([r], 1.0)
+    text = board + json.dumps(data, ensure_ascii=False)
+    assert not [number for number in DETAIL if number in text], text
+    export.set_visibility(data, [], "visible", "after_published")
+    seen = {t["extra_data"]["check"]: t["visibility"] for t in data["tests"]}
+    assert seen == {"test_r[0]": "after_published", "test_replay[0]": "after_published",
+                    "test_behaviour[0]": "after_published", "test_other": "visible"}, seen
+    assert [t["extra_data"]["hidden_inputs"] for t in data["tests"]] == [True, True, True, False]
+    hw, r = _graded_on_hidden_inputs(show_hidden=True)  # the instructor's --show-hidden tells it all
+    text = "\n".join(c.message + c.traceback for c in r.checks)
+    assert all(number in text for number in DETAIL), text
+
+
+def test_show_hidden_reaches_the_grading_of_a_batch(tmp_path, monkeypatch):
+    """``--batch ... --show-hidden``: the feedback and the report tell the detail too (the batch grades with it)."""
+    from grader import batch, cli
+    from grader.results import PartResult
+
+    asked = []
+
+    def run_parts(hw, parts, impl, timeout=None, **options):
+        asked.append(options.get("show_hidden", False))
+        return [PartResult(part) for part, _ in parts]
+
+    monkeypatch.setattr(batch, "run_parts", run_parts)
+    (tmp_path / "class" / "anna").mkdir(parents=True)
+    (tmp_path / "class" / "anna" / "ppo.py").write_text("x = 1\n", encoding="utf-8")
+    for flags in ([], ["--show-hidden"]):
+        cli.main([HW, "ppo", "--batch", str(tmp_path / "class"), "--csv", str(tmp_path / "scores.csv"), *flags])
+    assert asked == [False, True]
