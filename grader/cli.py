@@ -335,7 +335,10 @@ def _grade(args, hw, selected, impl: str, label: str, source_opts: list[str]) ->
     ``part::test`` are matched by the checking process itself (no collection of their own beforehand): a name
     that is no check of its part is a usage error, and then nothing was graded."""
     started = time.perf_counter()
-    groups = schedule(selected, args.jobs)  # one checking process per group, the costliest parts first
+    # one checking process per group, the costliest parts first; without namespaces one for all the parts: processes
+    # of one submission's users share /tmp and /proc, and only within one process does no hidden check run before a
+    # public one (grader.plugin)
+    groups = schedule(selected, args.jobs if confine.mode() == "namespaces" else 1)
     # one submission, one user for its workers (without namespaces), whichever group runs them; Ctrl-C ends every
     # checking process and worker at once
     with confine.lease() as uid, interruptible(len(groups)) as pool:

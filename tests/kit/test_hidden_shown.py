@@ -209,3 +209,27 @@ def test_show_hidden_reaches_the_grading_of_a_batch(tmp_path, monkeypatch):
     for flags in ([], ["--show-hidden"]):
         cli.main([HW, "ppo", "--batch", str(tmp_path / "class"), "--csv", str(tmp_path / "scores.csv"), *flags])
     assert asked == [False, True]
+
+
+def test_without_namespaces_the_parts_of_a_submission_share_one_checking_process(monkeypatch):
+    """Without namespaces the processes of one submission share /tmp and /proc, their users' file names and command
+    lines included: its parts are graded in one checking process, where no hidden check runs before a public one
+    (with namespaces each checking process has its own, and the parts are graded side by side)."""
+    import contextlib
+
+    from grader import cli
+    from grader.results import PartResult
+
+    groups = {}
+    now = ["namespaces"]
+
+    def run_parts(hw, selected, impl, timeout=None, **options):
+        groups.setdefault(now[0], []).append(sorted(part.id for part, _ in selected))
+        return [PartResult(part) for part, _ in selected]
+
+    monkeypatch.setattr(cli, "run_parts", run_parts)
+    monkeypatch.setattr(confine, "lease", lambda uid=None: contextlib.nullcontext(uid))
+    monkeypatch.setattr(confine, "mode", lambda: now[0])
+    for now[0] in ("namespaces", "user"):
+        cli.main([HW, "ppo", "control", "--solutions", "--jobs", "2"])
+    assert sorted(groups["namespaces"]) == [["control"], ["ppo"]] and groups["user"] == [["control", "ppo"]], groups
