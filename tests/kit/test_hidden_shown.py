@@ -7,20 +7,32 @@
 - Without ``--show-hidden`` a failure on hidden inputs keeps its verdict and the typical mistake its check named,
   never its inputs, its expected values or the student's text (grader.runner.withheld); on Gradescope it is shown no
   sooner than ``--hidden-inputs-visibility``, by a field set from the collection's marks.
+- The whole: a submission (the reference's ppo and control, each function wrapped) records every input it is given,
+  in its module's globals, in /tmp and in its scratch folder (file contents and file names), and from its second
+  call on raises, as its exception's message, the numbers it finds there. The checking process notes every input it
+  sends (tests/kit/inputs_recorder.py, a pytest plugin the grader's checking process loads by PYTEST_PLUGINS), each
+  marked public or hidden by the check it belongs to. The grade (hidden inputs, the kit's default secret) then shows
+  no element of a hidden input in the scoreboard (check.py), the visible part of results.json (set_visibility, as
+  grader.gradescope.grade calls it), the --feedback files or the class report (--batch ... --report): a number there
+  counts when it is written to 4 or more significant digits and is some hidden input's element rounded so, and no
+  public input's (nor a number the part's test file writes: a check's title). In both confinements.
 """
 from __future__ import annotations
 
+import ast
 import json
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from grader import export
 from grader.boundary import confine
 from grader.homeworks import ROOT
-from kit import HW, MODES, check_env, mode_env
+from kit import HW, MODES, check_env, mode_env, run_check
 
 PARTS = ["ppo", "control"]
 
@@ -233,3 +245,232 @@ def test_without_namespaces_the_parts_of_a_submission_share_one_checking_process
     for now[0] in ("namespaces", "user"):
         cli.main([HW, "ppo", "control", "--solutions", "--jobs", "2"])
     assert sorted(groups["namespaces"]) == [["control"], ["ppo"]] and groups["user"] == [["control", "ppo"]], groups
+# ---- the whole: a submission that records every input it sees and says it later ------------------------------
+
+# appended to a reference module: every public function records what it is given and, once anything is recorded,
+# raises it (the numbers of its last call first, then those in /tmp and in the scratch folder)
+RECORDER = r'''
+
+import functools as _functools
+import os as _os
+
+import numpy as _np
+
+_SEEN = []  # the numbers each earlier call was given, in order
+_DEPTH = [0]  # > 0 inside a call: the reference calling its own functions is not a new call
+
+
+def _leaves(value, out, depth=0):
+    if depth > 6 or len(out) > 5000 or value is None or isinstance(value, (bool, str, bytes)):
+        return out
+    if isinstance(value, (int, float, _np.integer, _np.floating)):
+        out.append(float(value))
+    elif isinstance(value, _np.ndarray) and value.dtype.kind in "iuf":
+        out.extend(value.astype(float).ravel().tolist())
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _leaves(item, out, depth + 1)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _leaves(item, out, depth + 1)
+    elif isinstance(value, _np.random.Generator):
+        _leaves(value.bit_generator.state, out, depth + 1)
+    elif hasattr(value, "__dict__"):
+        _leaves(vars(value), out, depth + 1)
+    return out
+
+
+def _numbers(text):
+    found = []
+    for word in text.replace("_", " ").split():
+        try:
+            found.append(float(word))
+        except ValueError:
+            pass
+    return found
+
+
+def _recall():
+    found = list(_SEEN[-1]) if _SEEN else []
+    for folder in ("/tmp", _os.getcwd()):
+        try:
+            names = sorted(_os.listdir(folder))
+        except OSError:
+            continue
+        for name in names:
+            if not name.startswith("hwleak"):
+                continue
+            found += _numbers(name)
+            try:
+                with open(_os.path.join(folder, name), encoding="utf-8") as f:
+                    found += _numbers(f.read())
+            except OSError:
+                pass
+    return found
+
+
+def _remember(values):
+    _SEEN.append(values)
+    for folder in ("/tmp", _os.getcwd()):
+        try:
+            with open(_os.path.join(folder, "hwleak-%d-%d.txt" % (_os.getpid(), len(_SEEN))), "w") as f:
+                f.write(" ".join(repr(v) for v in values[:2000]))
+        except OSError:
+            pass
+        try:
+            open(_os.path.join(folder, "hwleak_" + "_".join(format(v, ".7g") for v in values[:8])), "w").close()
+        except OSError:
+            pass
+
+
+def _wrap(function):
+    @_functools.wraps(function)
+    def recording(*args, **kwargs):
+        if _DEPTH[0]:
+            return function(*args, **kwargs)
+        earlier = _recall()
+        _remember(_leaves([list(args), kwargs], []))
+        if earlier:  # the numbers that tell most first: not round, or large (a seed)
+            earlier.sort(key=lambda v: round(v, 3) == v and abs(v) < 1000)
+            raise RuntimeError("seen " + " ".join(format(v, ".7g") for v in earlier[:40]))
+        _DEPTH[0] += 1
+        try:
+            return function(*args, **kwargs)
+        finally:
+            _DEPTH[0] -= 1
+    return recording
+
+
+for _name in @NAMES@:
+    globals()[_name] = _wrap(globals()[_name])
+'''
+
+
+def _submission(folder: Path) -> None:
+    folder.mkdir(parents=True)
+    for part in PARTS:
+        source = (ROOT / "solutions" / HW / f"{part}.py").read_text(encoding="utf-8")
+        names = [node.name for node in ast.parse(source).body
+                 if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")]
+        (folder / f"{part}.py").write_text(source + RECORDER.replace("@NAMES@", repr(names)), encoding="utf-8")
+
+
+# ---- what counts as an element of a hidden input in a text ----------------------------------------------------------
+
+_NUMBER = re.compile(r"(?<![\w.])[-−]?(\d+(?:\.\d*)?|\.\d+)(?:[eE]([-+]?\d+))?")
+
+
+def _digits(mantissa: str) -> int:
+    """The significant digits a number is written with (``0.01230``: 4; ``1300``: 4)."""
+    return len(mantissa.replace(".", "").lstrip("0"))
+
+
+def _written(values: list[float]) -> set[tuple[int, float]]:
+    """Each value as written to 4 … 17 significant digits: (digits, the number so written)."""
+    out = set()
+    for v in values:
+        v = abs(v)
+        for k in range(4, 18):
+            out.add((k, float(f"{v:.{k}g}")))
+    return out
+
+
+def leaks(text: str, hidden: set, public: set) -> list[str]:
+    """The numbers of ``text`` written to 4 or more significant digits that are an element of a hidden input so
+    rounded, and of no public input."""
+    found = []
+    for match in _NUMBER.finditer(text):
+        k = _digits(match.group(1))
+        if k < 4:
+            continue
+        value = abs(float(match.group(1) + (f"e{match.group(2)}" if match.group(2) else "")))
+        key = (min(k, 17), float(f"{value:.{min(k, 17)}g}"))
+        if key in hidden and key not in public:
+            found.append(match.group(0))
+    return found
+
+
+def _leaks_are_found() -> None:
+    """The rule finds a hidden element written to 4 digits or more, and nothing else."""
+    hidden, public = _written([0.123456789, 123456.0, 7.5]), _written([0.5, 2.25])
+    assert leaks("ожидали 0.1235, было 0.123457 и 1.235e+05", hidden, public) == ["0.1235", "0.123457", "1.235e+05"]
+    assert leaks("0.123 (3 цифры), 7.5, 7.500 и 0.1230", hidden, public) == ["7.500"]
+    assert leaks("2.250 и 0.5000", _written([2.25]), public) == []  # in a public input too
+
+
+def _texts(path: Path) -> list[str]:
+    """What a file says: a JSON file's strings and numbers (never its escapes), any other file's text."""
+    raw = path.read_text(encoding="utf-8", errors="replace")
+    if path.suffix != ".json":
+        return [raw]
+    out: list[str] = []
+
+    def walk(value):
+        if isinstance(value, dict):
+            for k, v in value.items():
+                out.append(str(k))
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+        elif value is not None:
+            out.append(str(value))
+
+    walk(json.loads(raw))
+    return out
+
+
+def _visible(results: dict) -> list[str]:
+    """What students see of results.json on Gradescope now: the summary and the tests shown (set_visibility as
+    grader.gradescope.grade calls it, with the defaults)."""
+    export.set_visibility(results, [], "visible", "after_published")
+    return [results["output"], *(f"{t['name']}\n{t.get('output', '')}" for t in results["tests"]
+                                 if t["visibility"] == "visible")]
+
+
+def _inputs(log: Path) -> tuple[set, set, int]:
+    """(the hidden inputs' elements, the public ones', the calls on hidden inputs) as written to 4 … 17 digits; the
+    numbers the part's test files write count as public (the checks' titles quote the lesson's worked numbers, and
+    a random hidden input may come within 4 digits of one)."""
+    hidden, public, n = [], [], 0
+    for line in log.read_text(encoding="utf-8").splitlines():
+        call = json.loads(line)
+        (hidden if call["hidden"] else public).extend(call["values"])
+        n += call["hidden"]
+    for part in PARTS:
+        text = (ROOT / "tests" / HW / f"test_{part}.py").read_text(encoding="utf-8")
+        public += [float(m.group(0).replace("−", "-")) for m in _NUMBER.finditer(text)]
+    return _written(hidden), _written(public), n
+
+
+@pytest.mark.slow  # grades two parts twice, in each mode
+@pytest.mark.parametrize("mode", MODES)
+def test_no_element_of_a_hidden_input_reaches_the_scoreboard_results_feedback_or_class_report(tmp_path, mode):
+    _leaks_are_found()
+    env = mode_env(mode)
+    log = tmp_path / "inputs.jsonl"
+    env.update(PYTEST_PLUGINS="inputs_recorder", PYTHONPATH=str(Path(__file__).resolve().parent),
+               HWKIT_TEST_INPUTS_LOG=str(log))
+    folder = tmp_path / "class"
+    _submission(folder / "mallory")
+    results = tmp_path / "results.json"
+    single = run_check(HW, *PARTS, "--dir", str(folder / "mallory"), "--json", str(results), env_extra=env)
+    assert results.is_file(), single.stdout + single.stderr
+    batch = run_check(HW, *PARTS, "--batch", str(folder), "--feedback", str(tmp_path / "feedback"),
+                      "--report", str(tmp_path / "report"), env_extra=env)
+    assert batch.returncode in (0, 1), batch.stdout + batch.stderr
+    hidden, public, calls = _inputs(log)
+    assert calls and hidden, "no call on hidden inputs was noted: the test proves nothing"
+    assert "seen " in single.stdout, "the submission never raised what it had seen: the test proves nothing"
+
+    shown = {"the scoreboard": [single.stdout], "results.json, as students see it now":
+             _visible(json.loads(results.read_text(encoding="utf-8")))}
+    for path in sorted((tmp_path / "feedback").iterdir()):
+        shown[f"feedback/{path.name}"] = _texts(path)
+    for path in sorted(p for p in (tmp_path / "report").rglob("*") if p.is_file() and "feedback" not in p.parts):
+        shown[f"report/{path.relative_to(tmp_path / 'report')}"] = _texts(path)
+    assert len(shown) > 4, sorted(shown)
+    found = {where: sorted(set(n for text in texts for n in leaks(text, hidden, public)))
+             for where, texts in shown.items()}
+    found = {where: numbers[:10] for where, numbers in found.items() if numbers}
+    assert not found, f"elements of hidden inputs shown ({mode}): {found}"
