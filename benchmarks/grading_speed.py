@@ -131,6 +131,16 @@ def measure(cmd: list[str], repeat: int, label: str = "", split: list | None = N
     return statistics.median(walls), statistics.median(cpus), code
 
 
+def zygotes(hw) -> int:
+    """The zygotes grading the whole homework starts: one per checking process (one for all the parts without
+    namespaces, as grader.cli schedules them), and another for its checks on hidden inputs where the key is here."""
+    from grader.boundary import confine
+    from grader.hidden import hidden_available
+
+    jobs = (os.cpu_count() or 1) if confine.mode() == "namespaces" else 1
+    return len(schedule(hw.select([]), jobs)) * (2 if hidden_available(hw.tests_dir) else 1)
+
+
 def where_cpu_goes(split: list, one_check: list, processes: int, floor: tuple[float, float]) -> None:
     """The whole homework's CPU by process, and what the student's code alone implies for the targets: the
     confined CPU less the start-up of ``processes`` zygotes (each measured as the confined CPU of one check)."""
@@ -267,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     split: list = []
     wall, cpu, code = measure([*CHECK, hw.name, "--solutions"], repeat, "solutions, all parts", split)
     row("solutions, all parts", wall, floor, cpu, TARGET_WALL, TARGET_CPU, "" if code == 0 else f"(exit {code}!)")
-    where_cpu_goes(split, one_check, len(schedule(hw.select([]), os.cpu_count() or 1)), floor)
+    where_cpu_goes(split, one_check, zygotes(hw), floor)
     for part in hw.parts:
         wall, cpu, code = measure([*CHECK, hw.name, part.id, "--solutions"], repeat, f"one part: {part.id}")
         row(f"  one part: {part.id}", wall, floor, cpu, TARGET_PART, note="" if code == 0 else f"(exit {code}!)")
