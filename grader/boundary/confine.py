@@ -102,28 +102,29 @@ ALLOW_ENV = "HWKIT_ALLOW_UNCONFINED"  # "1": as --allow-unconfined (the kit's ow
 _LOCKS = ("/run/hwkit-uids", "/var/run/hwkit-uids")  # root's only: one lock file a leased uid
 _WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue")  # where a user of no account can
 # leave files
-_separate: bool | None = None
+_separate: dict[bool, bool] = {}  # with namespaces or without: whether a uid of its own can run the worker
 _lease: dict = {}  # this process's own lease, when no command line leased one for it
 
 
-def separate_user_available() -> bool:
+def separate_user_available(namespaces: bool | None = None) -> bool:
     """Whether the worker can run under a uid of the submission's own here: this process is root on Linux, and a probe
     under a spare uid runs this Python and imports the worker's modules, inside the namespaces where there are
-    (probed once). With namespaces that uid is their root, so the kernel bounds its threads (it never bounds root's);
-    without them it is what keeps the key and the secret from the code."""
-    global _separate
+    (probed once for each: ``namespaces``, or whether they are available). With namespaces that uid is their root, so
+    the kernel bounds its threads (it never bounds root's); without them it is what keeps the key and the secret from
+    the code."""
     setting = os.environ.get(SEPARATE_ENV, "").lower()
     if setting in ("on", "off"):
         return setting == "on"
     if not (sys.platform.startswith("linux") and hasattr(os, "geteuid") and os.geteuid() == 0):
         return False
+    inside = namespaces_available() if namespaces is None else namespaces
     with _PROBE_LOCK:
-        if _separate is None:
-            _separate = _probe_user() and _lock_folder() is not None
-    return _separate
+        if inside not in _separate:
+            _separate[inside] = _probe_user(inside) and _lock_folder() is not None
+    return _separate[inside]
 
 
-def _probe_user() -> bool:
+def _probe_user(inside: bool) -> bool:
     from grader.homeworks import ROOT
 
     # this kit's grader (not one an installed package points to) and the modules its checks share with the worker
@@ -131,7 +132,7 @@ def _probe_user() -> bool:
             "assert grader.boundary.worker.__file__.startswith(os.path.join(root, 'grader')); "
             "[os.listdir(p) for p in glob.glob(os.path.join(root, 'tests', '*', 'shared'))]; print('ok')")
     cmd = [sys.executable, "-s", "-B", "-c", code]
-    if namespaces_available():
+    if inside:
         cmd = [shutil.which("unshare"), *UNSHARE, "--", *cmd]
     try:
         probe = subprocess.run(cmd, capture_output=True, timeout=60, cwd="/", env=environment("probe"),

@@ -1,6 +1,7 @@
 """Shared helpers of the kit's own tests: running the grader's command line and reading its JSON."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -32,22 +33,33 @@ def mode_env(mode: str) -> dict[str, str]:
             pytest.skip("пространства имён Linux недоступны на этой машине")
         return {}
     env = {"HWKIT_CONFINE": "off"}
-    before = os.environ.get("HWKIT_CONFINE")
-    os.environ["HWKIT_CONFINE"] = "off"
-    try:
-        available = confine.separate_user_available()
-    finally:
-        if before is None:
-            del os.environ["HWKIT_CONFINE"]
-        else:
-            os.environ["HWKIT_CONFINE"] = before
-    if not available:
+    if not confine.separate_user_available(namespaces=False):  # asked, never set in this process's environment
+        # (the suite's background gradings start processes meanwhile)
         why = ("the grader is not root" if os.geteuid() != 0 else
                "a uid without an account cannot run this Python or read the kit (a folder on the way closed to others)")
         if os.environ.get("CI") and os.geteuid() == 0:
             pytest.fail(f"the separate user's confinement is not to be had: {why}")
         pytest.skip(f"no separate user here: {why}")
     return env
+
+
+@contextlib.contextmanager
+def in_process(mode: str):
+    """A session made in this process (grader.boundary.session.Session) confined as in ``mode`` ("namespaces", "user",
+    or "same": without namespaces, as the grader's own user), without touching this process's environment (the
+    suite's background gradings start processes meanwhile, and would take it)."""
+    from unittest import mock
+
+    from grader.boundary import confine
+
+    if mode != "same":
+        mode_env(mode)  # skips where this machine cannot
+    with contextlib.ExitStack() as stack:
+        if mode != "namespaces":
+            stack.enter_context(mock.patch.object(confine, "namespaces_available", lambda: False))
+        if mode == "same":
+            stack.enter_context(mock.patch.object(confine, "separate_user_available", lambda namespaces=None: False))
+        yield
 
 
 def check_env(env_extra: dict[str, str] | None = None) -> dict[str, str]:

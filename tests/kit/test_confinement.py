@@ -25,7 +25,7 @@ from grader import homeworks
 from grader.boundary import confine, zygote
 from grader.boundary.session import Session
 from grader.homeworks import ROOT
-from kit import HW, MODES, mode_env, run_check
+from kit import HW, MODES, in_process, mode_env, run_check
 
 PROBE = textwrap.dedent('''
     import ctypes, os, socket, subprocess, sys
@@ -131,18 +131,12 @@ def listener():
 @pytest.fixture(scope="module", params=MODES)
 def probed(request, tmp_path_factory, listener):
     """(the worker's confinement level, what the probe saw, the session) in each mode a grade is given in."""
-    env = mode_env(request.param)
     folder = tmp_path_factory.mktemp("probe")
     (folder / "ppo.py").write_text(PROBE, encoding="utf-8")
     hw = homeworks.load(HW)
-    before = dict(os.environ)
-    os.environ.update(env)  # while the session chooses its confinement and its worker starts: no longer
-    try:
+    with in_process(request.param):  # while the session chooses its confinement and its worker starts
         session = Session(hw, folder, 20)
         seen = session.module("ppo").probe(str(ROOT), listener[0])
-    finally:
-        os.environ.clear()
-        os.environ.update(before)
     try:
         yield session.level, seen, session  # the level the worker reported when it started
     finally:
@@ -255,7 +249,6 @@ def test_resource_limits_apply_without_namespaces(tmp_path, user):
     """Without namespaces, as a user of the submission's own (a root grader) or as the grader's own user (where it
     cannot change user, or is told not to: HWKIT_SEPARATE_USER=off): the limits hold, and the report says whose
     files the code could read."""
-    env = mode_env("user") if user == "own" else {"HWKIT_CONFINE": "off", confine.SEPARATE_ENV: "off"}
     folder = tmp_path / "hog"
     folder.mkdir()
     (folder / "ppo.py").write_text(textwrap.dedent('''
@@ -271,9 +264,7 @@ def test_resource_limits_apply_without_namespaces(tmp_path, user):
         def td_errors(rewards, values, last_value, gamma):
             return bytearray(8 * 2**30)  # more memory than the worker may have
     '''), encoding="utf-8")
-    before = dict(os.environ)
-    os.environ.update(env)
-    try:
+    with in_process("user" if user == "own" else "same"):
         session = Session(homeworks.load(HW), folder, 20)
         assert not session.confined
         got = session.module("ppo").limits()
@@ -286,9 +277,6 @@ def test_resource_limits_apply_without_namespaces(tmp_path, user):
         with pytest.raises(MemoryError):
             session.module("ppo").td_errors([1.0], [1.0], 0.0, 0.9)
         session.close()
-    finally:
-        os.environ.clear()
-        os.environ.update(before)
 
 
 @pytest.mark.parametrize("zygote", ["off", "on"])

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import re
 import subprocess
 import sys
@@ -32,7 +31,7 @@ import pytest
 from grader import export
 from grader.boundary import confine
 from grader.homeworks import ROOT
-from kit import HW, MODES, check_env, mode_env, run_check
+from kit import HW, MODES, check_env, in_process, mode_env, run_check
 
 PARTS = ["ppo", "control"]
 
@@ -116,11 +115,8 @@ def test_a_hidden_check_runs_in_a_worker_that_no_public_check_shares_and_leaves_
     from grader.boundary import zygote
     from grader.boundary.session import Session
 
-    env = mode_env(mode)
     (tmp_path / "ppo.py").write_text(PROBE, encoding="utf-8")
-    before = dict(os.environ)
-    os.environ.update(env)
-    try:
+    with in_process(mode):
         session = Session(homeworks.load(HW), tmp_path, 20)
         try:
             session.begin_check("t.py::test_x[hidden-0]", "x", 0, True)
@@ -132,9 +128,6 @@ def test_a_hidden_check_runs_in_a_worker_that_no_public_check_shares_and_leaves_
         finally:
             session.close()
             zygote.shutdown()
-    finally:
-        os.environ.clear()
-        os.environ.update(before)
     assert left["wrote"] and set(left["wrote"].values()) == {"0o600"}, left
     assert {"chmod", "umask", "symlink"} <= set(left["refused"]) and left["mode after"] == "0o600", left
     assert found["worker"] != left["worker"] and found["found"] == [], found

@@ -8,6 +8,7 @@ public inputs, tests/kit/catalogue.py, so every mutant's verdict and feedback ar
 """
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import shutil
@@ -79,4 +80,5 @@ def test_a_submission_reads_the_same_in_the_copy_and_in_the_instructors_public_m
                             env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
     ours = run_check(HW, "--dir", str(folder), "--public")
     assert "самопроверк" in theirs.stdout, theirs.stdout
-    assert (theirs.returncode, _said(theirs, copy)) == (ours.returncode, _said(ours, ROOT))
+    assert (theirs.returncode, _said(theirs, copy)) == (ours.returncode, _said(ours, ROOT)), "\n".join(
+        difflib.unified_diff(_said(theirs, copy).splitlines(), _said(ours, ROOT).splitlines(), lineterm=""))
