@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from grader.escape import one_line
 from grader.report import DIAGNOSIS  # the words that name a typical mistake
 
 
@@ -143,7 +144,7 @@ def fmt(x: Any, digits: int = 4) -> str:
     except Exception:  # noqa: BLE001 - whatever it is, show its type
         return f"{type(x).__name__}"
     if arr.dtype == object or arr.dtype.kind not in "biuf":
-        return f"{type(x).__name__} {str(x)[:80]}"
+        return f"{type(x).__name__} {one_line(x, 80)}"
     if arr.ndim == 0:
         return _num(float(arr), digits)
     if arr.ndim > 2 and arr.size > _THRESHOLD:  # a wall of numbers says less than its shape and range
@@ -244,7 +245,7 @@ def as_array(got: Any, what: str, *, ndim: int | None = None) -> np.ndarray:
     try:
         arr = np.asarray(got, dtype=float)
     except (TypeError, ValueError):
-        _fail(what, "массив чисел", f"{type(got).__name__}: {str(got)[:80]}")
+        _fail(what, "массив чисел", f"{type(got).__name__}: {one_line(got, 80)}")
     if ndim is not None and arr.ndim != ndim:
         _fail(what, f"массив размерности {ndim}", fmt(arr))
     return arr
@@ -299,7 +300,7 @@ def check_float(got: Any, expected: float, *, what: str, hint: str = "", atol: f
     try:
         value = float(got)
     except (TypeError, ValueError):
-        _fail(what, f"одно число {fmt(expected)}", f"{type(got).__name__}: {str(got)[:80]}")
+        _fail(what, f"одно число {fmt(expected)}", f"{type(got).__name__}: {one_line(got, 80)}")
     if not math.isclose(value, expected, abs_tol=atol, rel_tol=rtol):
         _fail(what, *shown(expected, value), hint, extra=_match_mistake(np.asarray(value), mistakes, atol, rtol))
     return value

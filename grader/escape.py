@@ -26,6 +26,15 @@ def printable(text: str, keep: str = "") -> str:
     return _CONTROL.sub(lambda m: m.group(0) if m.group(0) in keep else _visible(m), str(text))
 
 
+def one_line(text, limit: int | None = None) -> str:
+    """Text the worker can influence (an answer's repr, an exception's message, a load error, a file or parameter
+    name), as it lands in a message: ``str(text)`` as one line, every control character (a newline too) and lone
+    surrogate written as its escape (:func:`printable`), at most ``limit`` characters (then «…»). The one helper for
+    such text: a student's newline never starts a line of the report's own (a forged «Похоже на типичную ошибку»)."""
+    line = printable(str(text))
+    return line if limit is None or len(line) <= limit else line[:limit] + "…"
+
+
 def valid(text: str) -> str:
     """``text`` as valid Unicode, which encodes to UTF-8 whatever it came from: each surrogate written as its escape
     (``\\udcff``); everything else kept (newlines too: :func:`printable` escapes for where the text lands)."""

@@ -12,7 +12,7 @@ from pathlib import Path
 from grader.boundary.errors import BadAnswer, CallTimeout, HungFunction, RemoteError, WorkerCrashed
 from grader.boundary.loading import MissingFunction, ModuleLoadError
 from grader.checks import CheckFailure
-from grader.escape import printable
+from grader.escape import one_line
 
 _MAX_MESSAGE = 300
 
@@ -35,7 +35,7 @@ def explain(exc: BaseException, live=None, mutated: list[tuple[str, str]] = ()) 
         if frame is not None:
             return "error", f"ошибка в вашем коде: {live.describe_error(exc)}"
     if mutated:  # the check's own code broke on an input the student's function changed under it
-        function, name = mutated[0][0], printable(mutated[0][1])[:100]  # the parameter's name, as the worker said
+        function, name = mutated[0][0], one_line(mutated[0][1], 100)  # the parameter's name, as the worker said
         return "error", (f"функция {function} изменила свой аргумент `{name}` на месте, а проверка использует его "
                          f"дальше и не может сравнить ответ ({_local(exc)}).\nПодсказка: функции не меняют свои "
                          "входы — работайте с копией (np.array(x, dtype=float)) или создавайте новые массивы и "
@@ -51,11 +51,11 @@ def _todo_name(message: str) -> str:
 def _remote(exc: RemoteError) -> tuple[str, str]:
     kind, frames = exc.kind, exc.frames
     if kind == "missing":
-        return "todo", printable(str(exc))
+        return "todo", one_line(exc)
     if kind == "todo":
-        return "todo", f"не реализовано (TODO): {printable(frames[-1][2] if frames else _todo_name(str(exc)))[:200]}"
+        return "todo", f"не реализовано (TODO): {one_line(frames[-1][2] if frames else _todo_name(str(exc)), 200)}"
     if kind == "exit":
-        code = printable(str(exc.info.get("message", "")))[:200]
+        code = one_line(exc.info.get("message", ""), 200)
         return "error", (f"ваш код вызвал sys.exit({code}) — функциям домашней работы выходить "
                          "из программы не нужно: верните результат через return.")
     if kind == "input":
@@ -71,22 +71,18 @@ def _remote(exc: RemoteError) -> tuple[str, str]:
 
 def describe_remote(exc: RemoteError) -> str:
     """``ExcType: message (file.py, строка N, в func)`` naming the deepest frame of the student's code."""
-    message = printable(str(exc).strip())  # one line of the student's text: no line of its own in the report
-    if len(message) > _MAX_MESSAGE:
-        message = message[:_MAX_MESSAGE] + "…"
-    kind = printable(str(exc.info.get("type", "Exception")))[:80]
+    message = one_line(str(exc).strip(), _MAX_MESSAGE)  # the student's text: no line of its own in the report
+    kind = one_line(exc.info.get("type", "Exception"), 80)
     text = f"{kind}: {message}" if message else kind
     if exc.frames:
         filename, line, func, _ = exc.frames[-1]
         name = filename[1:-1] if filename.startswith("<") else Path(filename).name
-        text += f" ({printable(name)}, строка {line}, в {printable(str(func))})"
+        text += f" ({one_line(name)}, строка {line}, в {one_line(func)})"
     return text
 
 
 def _local(exc: BaseException) -> str:
     frames = traceback.extract_tb(exc.__traceback__)
-    message = str(exc).strip()
-    if len(message) > _MAX_MESSAGE:
-        message = message[:_MAX_MESSAGE] + "…"
+    message = one_line(str(exc).strip(), _MAX_MESSAGE)  # it may quote the student's answer
     where = f" (строка {frames[-1].lineno}, в {frames[-1].name})" if frames else ""
     return f"{type(exc).__name__}: {message}{where}" if message else f"{type(exc).__name__}{where}"

@@ -16,7 +16,7 @@ import numpy as np
 
 from grader.boundary import journal, wire
 from grader.boundary.errors import BadAnswer, WorkerCrashed
-from grader.escape import identifiers, printable
+from grader.escape import identifiers, one_line
 
 
 def shape(answer, tag: str, n: int) -> bool:
@@ -63,7 +63,7 @@ def apply(sync: dict, args: tuple, kwargs: dict, function: str) -> list:
         if key in slots and type(entries) is wire.Journal:
             journal.replay_when_used(slots[key], entries)
     for message in (sync.get("unsendable") or {}).values():
-        raise BadAnswer(f"{function} изменила свой аргумент и положила в него {printable(str(message))[:300]}")
+        raise BadAnswer(f"{function} изменила свой аргумент и положила в него {one_line(message, 300)}")
     changed = []
     for key, value in (sync.get("changed") or {}).items():
         if key in slots and fingerprint(slots[key]) != fingerprint(value):

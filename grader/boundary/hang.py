@@ -25,7 +25,7 @@ import typing
 from pathlib import Path
 
 from grader import escape
-from grader.escape import identifiers, printable
+from grader.escape import identifiers, one_line
 
 _FRAME = re.compile(r'File "(.+)", line (\d{1,9}) in (\S+)')  # a line's number of at most 9 digits
 ENTERED = "hwkit-entered: "  # the line after the stacks: the functions the running call went through
@@ -85,11 +85,11 @@ class HangReport:
             if folder == dumped(scratch) and base in modules:  # a module of the submission's
                 lines = sources[modules[base]]
                 code = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-                own.append((escape.name(modules[base]), line, func, printable(code)[:200]))
+                own.append((escape.name(modules[base]), line, func, one_line(code, 200)))
         if not own:
             return ""
         name, line, func, code = own[0]
-        what = "верхний уровень модуля" if func == "<module>" else f"функция {printable(func)}"
+        what = "верхний уровень модуля" if func == "<module>" else f"функция {one_line(func)}"
         text = f"В этот момент выполнялась {what} ({name}, строка {line})" + (f": «{code}»" if code else "")
         if function and func != dumped(function) and any(f[2] == dumped(function) for f in own):
             text += f", вызванная из {function}"

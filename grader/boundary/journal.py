@@ -18,7 +18,7 @@ import types
 
 from grader.boundary import wire
 from grader.boundary.errors import WorkerCrashed
-from grader.escape import printable
+from grader.escape import one_line
 
 _RECORDING: dict[type, type] = {}  # a kit class -> its subclass that records the public method calls
 
@@ -93,7 +93,7 @@ def replay(root, journal: wire.Journal) -> None:
     refused = next(((p, n) for p, n, _, _ in entries if (tuple(p), n) not in JOURNAL_CALLS), None)
     if refused is not None:
         raise WorkerCrashed("в журнале вызовов среды — вызов не из API среды: "
-                            + printable(".".join([*map(str, refused[0]), str(refused[1])]))[:80])
+                            + one_line(".".join([*map(str, refused[0]), str(refused[1])]), 80))
     deadline = time.monotonic() + REPLAY_LIMIT
     for i, (path, name, args, kwargs) in enumerate(entries):
         if i % 1024 == 0 and time.monotonic() > deadline:

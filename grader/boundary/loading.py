@@ -13,6 +13,7 @@ import types
 from pathlib import Path
 
 from grader.boundary.tracing import Entered
+from grader.escape import one_line
 
 
 class ModuleLoadError(Exception):
@@ -46,11 +47,12 @@ def _notebook_module() -> types.ModuleType:
 
 
 def describe_exception(exc: BaseException, inside: Path | None = None) -> str:
-    """``ExcType: message (file.py, строка N, в func)`` naming the deepest frame inside ``inside``."""
+    """``ExcType: message (file.py, строка N, в func)`` naming the deepest frame inside ``inside``: one line, every name
+    and message in it escaped (grader.escape.one_line)."""
     if isinstance(exc, SyntaxError) and exc.filename:
-        text = (exc.text or "").strip()
-        return (f"{type(exc).__name__} в {Path(exc.filename).name}, строка {exc.lineno}: {exc.msg}"
-                + (f"\n    {text}" if text else ""))
+        text = one_line((exc.text or "").strip(), 200)
+        return (f"{type(exc).__name__} в {one_line(Path(exc.filename).name)}, строка {exc.lineno}: "
+                f"{one_line(exc.msg)}" + (f": «{text}»" if text else ""))
     where = ""
     frames = traceback.extract_tb(exc.__traceback__)
     if inside is not None:
@@ -58,14 +60,13 @@ def describe_exception(exc: BaseException, inside: Path | None = None) -> str:
         own = [f for f in frames if _is_under(f.filename, inside) or f.filename.startswith("<ячейка")]
         if own:
             f = own[-1]
-            where = f" ({Path(f.filename).name}, строка {f.lineno}, в {f.name})"
+            where = f" ({one_line(Path(f.filename).name)}, строка {f.lineno}, в {one_line(f.name)})"
     elif frames:
         f = frames[-1]
-        where = f" (строка {f.lineno}, в {f.name})"
-    message = str(exc).strip()
-    if len(message) > 300:
-        message = message[:300] + "…"
-    return f"{type(exc).__name__}: {message}{where}" if message else f"{type(exc).__name__}{where}"
+        where = f" (строка {f.lineno}, в {one_line(f.name)})"
+    message = one_line(str(exc).strip(), 300)
+    kind = one_line(type(exc).__name__, 80)
+    return f"{kind}: {message}{where}" if message else f"{kind}{where}"
 
 
 def _is_under(filename: str, folder: Path) -> bool:
@@ -225,7 +226,7 @@ class NotebookImplementation(_ProvidedModules):
                     if isinstance(exc, KeyboardInterrupt):
                         raise
                     first = next((ln for ln in source.splitlines() if ln.strip()), "")
-                    self.cell_errors.append(f"ячейка {number} («{first.strip()[:60]}»): {_cell_error(exc)}")
+                    self.cell_errors.append(f"ячейка {number} («{one_line(first.strip(), 60)}»): {_cell_error(exc)}")
         self._namespace = module
 
 
@@ -276,18 +277,16 @@ class NamespaceImplementation(_ProvidedModules):
     def describe_error(self, exc: BaseException) -> str:
         """``ExcType: message (в функции f, строка N её ячейки)``."""
         frame = self.student_frame(exc)
-        message = str(exc).strip()
-        if len(message) > 300:
-            message = message[:300] + "…"
+        message = one_line(str(exc).strip(), 300)
         text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
         if frame is not None:
-            text += f" (в функции {frame.name}, строка {frame.lineno} её ячейки)"
+            text += f" (в функции {one_line(frame.name)}, строка {frame.lineno} её ячейки)"
         return text
 
 
 def _cell_error(exc: BaseException) -> str:
     if isinstance(exc, SyntaxError):
-        return f"{type(exc).__name__}, строка {exc.lineno}: {exc.msg}"
+        return f"{type(exc).__name__}, строка {exc.lineno}: {one_line(exc.msg)}"
     return describe_exception(exc)
 
 

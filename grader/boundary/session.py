@@ -26,7 +26,7 @@ from grader.boundary.loading import MissingFunction, ModuleLoadError
 from grader.boundary.proxy import RemoteModule
 from grader.boundary.staging import provided_modules
 from grader.checks import PROBING
-from grader.escape import printable
+from grader.escape import one_line
 from grader.homeworks import Homework
 
 OVERRUN = 0.25  # s of CPU time past the check's limit that the clock's granularity may show
@@ -160,7 +160,7 @@ class Session:
             readable = answers.shape(answer, "load-error", 2) and type(answer[1]) is str
             text = answer[1] if readable else "ответ не читается"  # the student's folder, not the scratch copy
             text = text.replace(str(link.scratch), str(self.folder))
-            error = ModuleLoadError(text)
+            error = ModuleLoadError(one_line(text, 1000))  # the worker's text: one line, whatever it sent
         self.load_errors[hidden, name] = error
         raise error
 
@@ -248,7 +248,7 @@ class Session:
         if kind == "return":
             return value
         if kind == "unsendable":
-            raise BadAnswer(f"{function} вернула {printable(str(value))[:300]}. Проверка принимает только числа, "
+            raise BadAnswer(f"{function} вернула {one_line(value, 300)}. Проверка принимает только числа, "
                             "строки, None, списки, кортежи, словари и np.ndarray из чисел: верните np.ndarray / float.")
         if type(value.get("traceback")) is str:  # the student's files by their own path, not the scratch copy's
             value["traceback"] = value["traceback"].replace(str(link.scratch) + os.sep, str(self.folder) + os.sep)
