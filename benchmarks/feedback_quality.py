@@ -13,15 +13,15 @@ feedback is rendered as the student reads it (``grader.report.scoreboard``). Per
   part that could not be graded). One-line entries («· title — rerun command») are not blocks.
 - **named first**: the share of mistakes named in the *first* block: it contains one of the texts the mutant file
   lists as ``NAMED_BY = ["text", ...]`` (the words of the diagnosis or hint that is about this very mistake; ``[]``
-  when none names it). A file without ``NAMED_BY`` counts as named when the first block carries any check's
-  diagnosis («Похоже на типичную ошибку: …», ``grader.report.DIAGNOSIS``), an upper bound.
+  when none names it). A file without ``NAMED_BY`` counts as named when the first block's check named any typical
+  mistake (its diagnosis: the field ``CheckResult.diagnosis`` the check set, as the scoreboard logs it with the text it
+  prints, ``grader.report.scoreboard(shown=...)``; never a line found in the text), an upper bound.
 - **right function first**: the share whose first group of failures (the first in the report's order) is about a
   function the mutant breaks (``BREAKS = "function"`` or a tuple of them in the mutant file: the public function
   whose answer the mistake makes wrong): the feedback opens on the function that has the mistake.
-- **misnamed**: mutants whose first block names a typical mistake (a diagnosis) that is not theirs: no line of the
-  block that carries the diagnosis carries a text of the mutant's ``NAMED_BY`` (for a file without ``NAMED_BY``
-  this cannot be told).
-- **diagnosis first**: the share whose first block carries «Похоже на типичную ошибку», whatever it names.
+- **misnamed**: mutants whose first block names a typical mistake (a diagnosis) that is not theirs: the diagnosis
+  carries no text of the mutant's ``NAMED_BY`` (for a file without ``NAMED_BY`` this cannot be told).
+- **diagnosis first**: the share whose first block's check named a typical mistake, whatever it names.
 - **specific first**: the share whose first block carries a diagnosis or a «Подсказка:» that is not generic
   (``grader.report.GENERIC_HINTS``): the floor ``tests/kit/test_feedback.py`` keeps for every mutant.
 - **escaped**: mutants that no check failed (``tests/kit/test_mutants.py`` fails for them too). The medians and
@@ -112,7 +112,8 @@ def grade(path: Path, timeout: float | None) -> Graded:
             hw, part, folder = mutant_folder(path, Path(tmp))
             result = run_part(hw, part, str(folder), None, timeout)
             rerun = f"python homework/check.py {hw.name} --dir {folder.name}"
-            out.text = report.scoreboard(hw, [result], f"модули из {folder.name}", rerun)
+            shown: list[dict] = []  # what the scoreboard printed in full, in order, each with its check's diagnosis
+            out.text = report.scoreboard(hw, [result], f"модули из {folder.name}", rerun, shown=shown)
         if result.error:
             out.error = "part not graded: " + result.error.splitlines()[0]
             return out
@@ -123,11 +124,12 @@ def grade(path: Path, timeout: float | None) -> Graded:
     out.blocks = len(blocks)
     first = blocks[0] if blocks else ""
     named_by = _declared(path, "NAMED_BY")
-    diagnoses = [line for line in first.splitlines() if report.DIAGNOSIS in line]
-    out.diagnosis = bool(diagnoses)
+    # the first block's diagnosis: the field of the check it prints (the first text the scoreboard logged)
+    diagnosis = shown[0].get("diagnosis", "") if blocks and shown else ""
+    out.diagnosis = bool(diagnosis)
     out.named = any(t in first for t in named_by) if named_by is not None else out.diagnosis
-    out.misnamed = named_by is not None and out.diagnosis and not any(t in d for d in diagnoses for t in named_by)
-    out.specific = report.is_specific(first)
+    out.misnamed = named_by is not None and out.diagnosis and not any(t in diagnosis for t in named_by)
+    out.specific = report.is_specific(first, diagnosis)
     order = report.function_order(hw, part)
     rank = {f: i for i, f in enumerate(order)}
     subjects = [report.subject(c, order) for c in result.checks if not c.passed]

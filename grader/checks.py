@@ -3,7 +3,10 @@
 A graded test calls these instead of bare ``assert``; a failure raises :class:`CheckFailure`
 whose text the grader shows the student as it is: what was checked, expected vs got (rounded,
 with shapes), and a hint. ``mistakes`` maps the name of a typical mistake to the value that
-mistake produces; when the student's answer matches one, the message names it.
+mistake produces; when the student's answer matches one, the message names it. A named mistake also travels
+as a field of the failure (``CheckFailure.diagnosis``), set here, on the checking side: whatever reads which
+mistake a check named (the scoreboard, the gate of hidden inputs, the exports, the class report) reads that field,
+never the text, which may quote the student's own words.
 """
 from __future__ import annotations
 
@@ -24,6 +27,12 @@ class CheckFailure(AssertionError):
 
     function: str | None = None
     defer: dict | None = None
+    diagnosis: str = ""  # the line that names a typical mistake («Похоже на типичную ошибку: …»), as printed
+
+
+class Mistake(str):
+    """A hint that names a typical mistake: ``hint=Mistake("шаг без α.")`` is printed as «Похоже на типичную ошибку:
+    шаг без α.» in place of «Подсказка: …», and the failure carries that line as its diagnosis."""
 
 
 class Defer(str):
@@ -214,7 +223,10 @@ def _num(v: float, digits: int) -> str:
     return f"{r:.{digits}f}".rstrip("0").rstrip(".") if r != 0 else "0"
 
 
-def _fail(what: str, expected: str | None, got: str | None, hint: str = "", extra: str = "") -> None:
+def _fail(what: str, expected: str | None, got: str | None, hint: str = "", extra: str = "",
+          mistake: str = "") -> None:
+    """Raise the failure; ``mistake``: the words that name a typical mistake the answer matches (printed after
+    «Похоже на типичную ошибку: », and carried as the failure's diagnosis), as does a ``Mistake`` hint."""
     lines = [f"Проверяли: {what}"]
     if expected is not None:
         lines.append(f"Ожидали:   {expected}")
@@ -222,9 +234,14 @@ def _fail(what: str, expected: str | None, got: str | None, hint: str = "", extr
         lines.append(f"Получили:  {got}")
     if extra:
         lines.append(extra)
+    named = [f"{DIAGNOSIS}: {mistake}"] if mistake else []
+    lines += named
     if hint:  # a hint that names a typical mistake is that mistake's diagnosis, on a line of its own
-        lines.append(hint if hint.startswith(DIAGNOSIS) else f"Подсказка: {hint}")
+        said = f"{DIAGNOSIS}: {hint}" if isinstance(hint, Mistake) else f"Подсказка: {hint}"
+        named += [said] if isinstance(hint, Mistake) else []
+        lines.append(said)
     failure = CheckFailure("\n".join(lines))
+    failure.diagnosis = named[0] if named else ""  # the first printed, when a hint names one too
     if isinstance(hint, Defer):
         failure.defer = {"checks": list(hint.checks), "text": str(hint)}
     raise failure
@@ -252,8 +269,8 @@ def as_array(got: Any, what: str, *, ndim: int | None = None) -> np.ndarray:
 
 
 def _match_mistake(got: np.ndarray, mistakes: Mapping[str, Any] | None, atol: float, rtol: float) -> str:
-    """The diagnosis, when exactly one typical mistake gives this answer: where two do, naming either could send the
-    student the wrong way, so none is named."""
+    """The words naming the typical mistake (for ``_fail``'s ``mistake``), when exactly one gives this answer: where
+    two do, naming either could send the student the wrong way, so none is named."""
     matched = []
     for name, value in (mistakes or {}).items():
         try:
@@ -262,7 +279,7 @@ def _match_mistake(got: np.ndarray, mistakes: Mapping[str, Any] | None, atol: fl
             continue
         if value.shape == got.shape and np.allclose(got, value, atol=atol, rtol=rtol):
             matched.append(name)
-    return f"{DIAGNOSIS}: {matched[0]}." if len(matched) == 1 else ""
+    return f"{matched[0]}." if len(matched) == 1 else ""
 
 
 def check_close(got: Any, expected: Any, *, what: str, hint: str = "", atol: float = 1e-6, rtol: float = 1e-6,
@@ -284,8 +301,7 @@ def check_close(got: Any, expected: Any, *, what: str, hint: str = "", atol: flo
             where = f"Первое расхождение в позиции {i if len(i) > 1 else i[0]}: ожидали {e}, получили {g}."
             if _elided(arr.shape, i):
                 where += "\n" + _window(expected, arr, i, ~np.isclose(arr, expected, atol=atol, rtol=rtol))
-        _fail(what, *shown(expected, arr), hint,
-              extra="\n".join(filter(None, [where, _match_mistake(arr, mistakes, atol, rtol)])))
+        _fail(what, *shown(expected, arr), hint, extra=where, mistake=_match_mistake(arr, mistakes, atol, rtol))
     return arr
 
 
@@ -296,13 +312,13 @@ def check_float(got: Any, expected: float, *, what: str, hint: str = "", atol: f
     if isinstance(got, (list, tuple)) or (isinstance(got, np.ndarray) and got.ndim > 0):
         _fail(what, f"одно число {fmt(expected)}", fmt(got), "функция должна вернуть одно число (float), а вернула "
               "массив: сведите результат к числу, как сказано в docstring (например, mean по батчу).",
-              extra=_match_mistake(np.asarray(got, dtype=float), mistakes, atol, rtol) if _is_numeric(got) else "")
+              mistake=_match_mistake(np.asarray(got, dtype=float), mistakes, atol, rtol) if _is_numeric(got) else "")
     try:
         value = float(got)
     except (TypeError, ValueError):
         _fail(what, f"одно число {fmt(expected)}", f"{type(got).__name__}: {one_line(got, 80)}")
     if not math.isclose(value, expected, abs_tol=atol, rel_tol=rtol):
-        _fail(what, *shown(expected, value), hint, extra=_match_mistake(np.asarray(value), mistakes, atol, rtol))
+        _fail(what, *shown(expected, value), hint, mistake=_match_mistake(np.asarray(value), mistakes, atol, rtol))
     return value
 
 
@@ -325,10 +341,11 @@ def check_pair(got: Any, what: str, names: tuple[str, str] = ("x", "y")) -> tupl
 
 
 def check_that(condition: bool, *, what: str, expected: str | None = None, got: str | None = None,
-               hint: str = "") -> None:
-    """A condition that must hold, with the words to explain it when it does not."""
+               hint: str = "", mistake: str = "") -> None:
+    """A condition that must hold, with the words to explain it when it does not; ``mistake``: the words naming the
+    typical mistake that explains the failure, when the check knows it (``""``: none)."""
     if not condition:
-        _fail(what, expected, got, hint)
+        _fail(what, expected, got, hint, mistake=mistake)
 
 
 def check_unchanged(before: Any, after: Any, *, name: str, function: str) -> None:

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from grader import escape
-from grader.report import diagnoses, told, totals
+from grader.report import told, totals
 from grader.results import PartResult
 
 _UNIT = 10_000  # check points are written with 4 decimals
@@ -46,7 +46,8 @@ def gradescope(results: list[PartResult], seconds: float) -> dict:
     (its share of the part's points, Markdown output, visibility) and a summary in ``output``.
     ``extra_data`` holds the graded parts and the notes of each part (a notebook's cells that failed), so
     :func:`set_visibility` can rewrite the summary from this dict alone, and ``mistakes``: the typical mistakes the
-    tests' outputs name (their diagnosis lines, as printed; grader.report_class builds the class report from them)."""
+    failed tests name, each its check's field (CheckResult.diagnosis, the line its output prints; grader.report_class
+    builds the class report from them)."""
     tests, mistakes = [], []
     for r in results:
         if r.error:
@@ -59,14 +60,16 @@ def gradescope(results: list[PartResult], seconds: float) -> dict:
             # a hint that sends the student to another check first: kept when that one failed, listed above
             message = told(c, r.checks[:i], [], None).message
             output = "Пройдено." if c.passed else escape.code_block(message.strip() or "проверка не прошла")
-            if not c.passed:  # the very text of the output: a mistake is counted where the student reads it
-                mistakes += [{"part": r.part.id, "check": c.name, "function": c.subject, "title": c.title,
-                              "text": line} for line in diagnoses(message)]
+            named = c.diagnosis if not c.passed and c.diagnosis in message else ""  # where the student reads it
+            if named:
+                mistakes.append({"part": r.part.id, "check": c.name, "function": c.subject, "title": c.title,
+                                 "text": named})
             tests.append({"name": f"[{r.part.id}] {c.title}", "score": round(score, 4), "max_score": round(worth, 4),
                           "status": "passed" if c.passed else "failed", "output": output, "output_format": "md",
                           "visibility": "visible",
                           "extra_data": {"part": r.part.id, "check": c.name, "kind": c.kind, "bonus": c.bonus,
-                                         "subject": c.subject, "hidden_inputs": on_hidden_inputs(c)}})
+                                         "subject": c.subject, "hidden_inputs": on_hidden_inputs(c),
+                                         "diagnosis": named}})
     score, _, bonus, _ = totals(results)  # the scoreboard's total, to 2 decimals
     data = {"score": round(score + bonus, 2), "execution_time": max(0, math.ceil(seconds)),
             "output": "", "output_format": "md", "visibility": "visible", "tests": tests,

@@ -418,7 +418,9 @@ def pytest_runtest_makereport(item, call):
             trace = "\n".join(filter(None, [said, str(exc.info.get("traceback", ""))]))
         else:
             trace = _told_call(item, subject) or ("" if isinstance(exc, CheckFailure) else report.longreprtext)
-        item.stash[_FAILURE] = (kind, message, str(trace), subject, getattr(exc, "defer", None) or {})
+        # the typical mistake the check named: a field the check's helpers set (grader.checks), never read from text
+        diagnosis = exc.diagnosis if isinstance(exc, CheckFailure) and isinstance(exc.diagnosis, str) else ""
+        item.stash[_FAILURE] = (kind, message, str(trace), subject, getattr(exc, "defer", None) or {}, diagnosis)
         if item.config.stash[_STATE]["events"] is None and isinstance(exc, RemoteError):
             # plain pytest, as a student may run it: the explanation and the student's own lines, not the proxy's
             report.longrepr = message + "\n\n" + printable(str(trace), keep="\n")
@@ -440,5 +442,5 @@ def pytest_runtest_makereport(item, call):
             "bonus": bonus, "outcome": "failed" if failure else "passed", "kind": failure[0] if failure else "",
             "message": failure[1] if failure else "", "traceback": failure[2] if failure else "",
             "functions": functions, "subject": failure[3] if failure else _subject(None, subjects),
-            "entered": entered, "defer": failure[4] if failure else {},
+            "entered": entered, "defer": failure[4] if failure else {}, "diagnosis": failure[5] if failure else "",
         })

@@ -316,7 +316,7 @@ def _one_line_per_message(part_id: str, checks: list[CheckResult], verbose: bool
 def lead_rank(c: CheckResult) -> int:
     """How a failure ranks to be read first in its group (lower first): 0 a named typical mistake, 1 a specific
     hint, 2 an explanation without a hint, 3 a check not run after a hang, 4 only a generic hint."""
-    if DIAGNOSIS in c.message:
+    if c.diagnosis:
         return 0
     if c.kind == "hung":
         return 3
@@ -368,8 +368,10 @@ def told(c: CheckResult, above: list[CheckResult], group: list[CheckResult],
 
 
 def _shown(part_id: str, c: CheckResult, text: str) -> dict:
+    """A text printed in full, for the log: its part, function, check, and the typical mistake it names (the check's
+    field, ``""`` when none: never found in the text)."""
     return {"part": part_id, "function": c.subject or subject(c, []), "check": c.name, "title": c.title,
-            "kind": c.kind, "text": text}
+            "kind": c.kind, "text": text, "diagnosis": c.diagnosis if not c.passed else ""}
 
 
 def _function_group(part_id: str, func: str, checks: list[CheckResult],
@@ -466,9 +468,11 @@ def _callees_first(tree: ast.Module) -> list[str]:
     return order
 
 
-# ---- reading the feedback back (benchmarks/feedback_quality.py, tests/kit/test_feedback.py) --------------
+# ---- the words of a diagnosis, and hints read back (benchmarks/feedback_quality.py, tests/kit/test_feedback.py) ----
 
-DIAGNOSIS = "Похоже на типичную ошибку"  # the words a check uses when the answer matches a known mistake
+# the words a check prints before a typical mistake it names (grader.checks); which mistake a check named is its
+# result's field (CheckResult.diagnosis), never found by these words in a text
+DIAGNOSIS = "Похоже на типичную ошибку"
 
 # Hints that fit any wrong answer, so they say nothing about the mistake at hand: the form of the answer,
 # its type, NaN, "not written yet", "see the other checks". Substrings; the one place they are listed.
@@ -488,11 +492,6 @@ GENERIC_HINTS = (
 _HINT = re.compile(r"^\s*Подсказка:\s*(.*)$")
 
 
-def diagnoses(text: str) -> list[str]:
-    """The lines of a failure's text that name a typical mistake («Похоже на типичную ошибку: …»), as printed."""
-    return [line.strip() for line in text.splitlines() if line.strip().startswith(DIAGNOSIS)]
-
-
 def hints(text: str) -> list[str]:
     """The «Подсказка:» lines of a failure's text, without the label."""
     return [m.group(1) for m in map(_HINT.match, text.splitlines()) if m]
@@ -502,9 +501,10 @@ def is_generic(hint: str) -> bool:
     return any(g in hint for g in GENERIC_HINTS)
 
 
-def is_specific(text: str) -> bool:
-    """A failure's text names the mistake (a diagnosis) or carries a hint that is not generic."""
-    return DIAGNOSIS in text or any(not is_generic(h) for h in hints(text))
+def is_specific(text: str, diagnosis: str = "") -> bool:
+    """A failure names the mistake (``diagnosis``: its check's field) or its text carries a hint that is not
+    generic."""
+    return bool(diagnosis) or any(not is_generic(h) for h in hints(text))
 
 
 def failure_blocks(text: str) -> list[str]:

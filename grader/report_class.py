@@ -5,11 +5,12 @@ A report for instructors of a whole class's grading: ``OUT/index.html`` (self-co
 ``OUT/mistakes.csv`` (one row per submission and typical mistake named). Nothing is graded again: the report is built
 from the records grading already wrote.
 
-- **The typical mistakes are those the students read.** A submission's named mistakes are the diagnosis lines
-  («Похоже на типичную ошибку: …», ``grader.report.DIAGNOSIS``) of the very failure texts its feedback printed: for
-  ``--batch``, the texts the scoreboard of ``<name>.txt`` shows in full (``grader.report.scoreboard(shown=...)``
-  logs them as it prints them); for Gradescope, the outputs of the failed tests of results.json
-  (``extra_data.mistakes``, written by ``grader.export.gradescope`` from those outputs; a test whose visibility is
+- **The typical mistakes are those the students read.** A submission's named mistakes are the diagnoses
+  («Похоже на типичную ошибку: …») of the very failures its feedback printed in full, each the field its check set on
+  the checking side (``CheckResult.diagnosis``; never found in a text, which may quote the student's): for
+  ``--batch``, the failures the scoreboard of ``<name>.txt`` shows in full (``grader.report.scoreboard(shown=...)``
+  logs them, with their diagnosis, as it prints them); for Gradescope, the failed tests of results.json
+  (``extra_data.mistakes``, written by ``grader.export.gradescope`` from those fields; a test whose visibility is
   ``hidden`` is never read, so it names nothing). A mistake the feedback did not name is not counted: a failure
   without a name is listed under «Ошибки без названия», by function.
 - **SOURCE** is either the records of a batch (``check.py HW --batch DIR --report OUT`` writes one JSON per
@@ -47,7 +48,7 @@ from pathlib import Path
 
 from grader import escape
 from grader.boundary.confine import LIMITS_ONLY
-from grader.report import DIAGNOSIS, diagnoses
+from grader.report import DIAGNOSIS
 
 RECORD = 1  # the version of a submission's record (OUT/records/<name>.json)
 SCHEMA = "hwkit-class-report/1"
@@ -70,7 +71,7 @@ def record_from_results(name: str, results, shown: list[dict], feedback: str = "
     checks = [{"part": r.part.id, "check": c.name, "title": c.title, "function": c.subject, "passed": c.passed,
                "kind": c.kind, "bonus": c.bonus} for r in results for c in r.checks]
     mistakes = [{"part": s["part"], "function": s["function"], "check": s["check"], "title": s["title"],
-                 "text": line, "told": s["text"]} for s in shown for line in diagnoses(s["text"])]
+                 "text": s["diagnosis"], "told": s["text"]} for s in shown if s.get("diagnosis")]
     confinement = "; ".join(sorted({r.confinement for r in results if r.confinement}))
     return _record(name, feedback, kind, graded, error, confinement, parts, checks, mistakes, source,
                    [[s["part"], s["function"]] for s in shown])

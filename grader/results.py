@@ -31,6 +31,9 @@ class CheckResult:
     hidden: bool = False  # run on hidden inputs (grader.hidden)
     twin: str = ""  # a hidden twin: the name of the public check it gates (it carries no points of its own)
     grade_only: bool = False  # runs only in the grade (a replay of what the student's code did; grader.hidden)
+    # the typical mistake the check named («Похоже на типичную ошибку: …», the line as printed): the field the check's
+    # helpers set on the checking side (grader.checks), never found in the message, which may quote the student
+    diagnosis: str = ""
 
     @property
     def passed(self) -> bool:

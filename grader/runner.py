@@ -27,10 +27,9 @@ from pathlib import Path
 
 from grader.boundary import confine, events, zygote
 from grader.boundary.staging import kit_digest
-from grader.escape import identifiers, printable
+from grader.escape import identifiers, one_line, printable
 from grader.hidden import DEFAULT_SECRET, INPUTS_ENV, checks_version, fingerprint, hidden_available, secret
 from grader.homeworks import ROOT, Homework, Part
-from grader.report import DIAGNOSIS
 from grader.results import CheckResult, PartResult
 
 # --tb=native: a failure's traceback (shown with -v) as Python prints it; pytest's own style costs ~50 ms a failure;
@@ -85,7 +84,8 @@ def check_results(records: list[dict], guard: bool = True, show_hidden: bool = F
                                   "outcome": "passed" if rec.get("outcome") == "passed" else "failed",
                                   "functions": list(rec.get("functions") or []), "subject": subject,
                                   "subjects": subjects, "entered": _entered(rec.get("entered")),
-                                  "defer": _defer(rec.get("defer")), **flags}))
+                                  "defer": _defer(rec.get("defer")), "diagnosis": _diagnosis(rec.get("diagnosis")),
+                                  **flags}))
     out = gated(out, show_hidden)
     return guarded(out) if guard else out
 
@@ -95,6 +95,11 @@ def _entered(value) -> dict[str, list[str]]:
     if type(value) is not dict:
         return {}
     return {k: identifiers(v) for k, v in value.items() if identifiers([k]) and type(v) is list}
+
+
+def _diagnosis(value) -> str:
+    """A result's ``diagnosis`` (the typical mistake its check named, a field the checking process set), one line."""
+    return one_line(value) if type(value) is str else ""
 
 
 def _defer(value) -> dict:
@@ -144,9 +149,9 @@ def gated(checks: list[CheckResult], show_hidden: bool = False) -> list[CheckRes
         if not what:
             continue
         c.outcome, c.kind = "failed", "hidden"
-        # a diagnosis the check itself made (a student's exception message could carry any words)
-        told = [line for t in failed if t.kind == "check" for line in t.message.splitlines()
-                if line.startswith(DIAGNOSIS)][:1]
+        # a diagnosis the check itself made on the hidden input: its field, never a line of its text
+        told = [t.diagnosis for t in failed if t.kind == "check" and t.diagnosis][:1]
+        c.diagnosis = told[0] if told else ""
         detail = ([f"Скрытая проверка {failed[0].name} (повторить: та же команда с ней вместо открытой):\n"
                    f"{failed[0].message}"] if show_hidden and failed else
                   told + ([] if show_hidden else [SHOW_HIDDEN]))

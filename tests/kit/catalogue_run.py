@@ -146,8 +146,8 @@ class FirstBlock:
         failure = item.stash.get(plugin._FAILURE, None)
         if failure is None:
             return
-        kind, message, _, subject, defer = failure
-        c = CheckResult(item.nodeid, item.name, "", "failed", kind, message, subject=subject)
+        kind, message, _, subject, defer, diagnosis = failure
+        c = CheckResult(item.nodeid, item.name, "", "failed", kind, message, subject=subject, diagnosis=diagnosis)
         if kind in ("load", "todo"):  # told as one line per message, before any group: never settled here
             self.failed.append((-1, 5))
             return

@@ -85,9 +85,9 @@ def _local_urls(text: str) -> bool:
 
 # ---- made-up results -----------------------------------------------------------------------------------------
 
-def _check(name, title, subject, message="", kind="check", passed=False):
+def _check(name, title, subject, message="", kind="check", passed=False, diagnosis=""):
     return CheckResult(f"tests/{HW}/test_ppo.py::{name}", name, title, "passed" if passed else "failed",
-                       "" if passed else kind, message, subject=subject, subjects=[subject])
+                       "" if passed else kind, message, subject=subject, subjects=[subject], diagnosis=diagnosis)
 
 
 def _results(*checks) -> list[PartResult]:
@@ -95,8 +95,10 @@ def _results(*checks) -> list[PartResult]:
                        inputs="hidden")]
 
 
-GAE_LEAD = _check("test_gae_courier", "GAE курьера", "gae", f"Проверяли: gae\nОжидали: 1\nПолучили: 2\n{GAE_FORWARD}")
-GAE_OTHER = _check("test_gae_random", "GAE случайный", "gae", f"Проверяли: gae\nОжидали: 1\nПолучили: 3\n{NO_LAMBDA}")
+GAE_LEAD = _check("test_gae_courier", "GAE курьера", "gae", f"Проверяли: gae\nОжидали: 1\nПолучили: 2\n{GAE_FORWARD}",
+                  diagnosis=GAE_FORWARD)
+GAE_OTHER = _check("test_gae_random", "GAE случайный", "gae", f"Проверяли: gae\nОжидали: 1\nПолучили: 3\n{NO_LAMBDA}",
+                   diagnosis=NO_LAMBDA)
 TD_FAIL = _check("test_td_errors", "δ курьера", "td_errors", "Проверяли: δ\nОжидали: 1\nПолучили: 0")
 PASS = _check("test_loss", "loss", "ppo_loss", passed=True)
 
@@ -186,7 +188,7 @@ def test_anonymized_report_keeps_no_name_and_its_hashes_are_stable(tmp_path):
 def test_csv_cells_are_never_formulas_and_the_validator_refuses_a_broken_report(tmp_path):
     record = report_class.record_from_results("=HYPERLINK(\"x\")", _results(GAE_LEAD, PASS), [
         {"part": "ppo", "function": "gae", "check": "test_gae_courier", "title": "GAE", "kind": "check",
-         "text": GAE_LEAD.message}])
+         "text": GAE_LEAD.message, "diagnosis": GAE_FORWARD}])
     data = report_class.build([record], tmp_path, plots=False)
     assert next(csv.DictReader(open(tmp_path / "mistakes.csv", encoding="utf-8")))["submission"] == "'=HYPERLINK(\"x\")"
     assert not errors(data, SCHEMA)

@@ -27,10 +27,11 @@ RERUN = f"python homework/check.py {HW}"
 DIAG = "Похоже на типичную ошибку: рекурсия идёт с начала траектории, а нужно с конца (reversed)."
 
 
-def failure(name: str, function: str, message: str, kind: str = "check", called: list[str] | None = None
-            ) -> CheckResult:
+def failure(name: str, function: str, message: str, kind: str = "check", called: list[str] | None = None,
+            diagnosis: str = "") -> CheckResult:
     return CheckResult(f"tests/{HW}/test_ppo.py::{name}", name, f"проверка {name}", "failed", kind, message,
-                       functions=called if called is not None else [function], subject=function, subjects=[function])
+                       functions=called if called is not None else [function], subject=function, subjects=[function],
+                       diagnosis=diagnosis)
 
 
 def passing(name: str, function: str) -> CheckResult:
@@ -47,7 +48,8 @@ def test_one_mistake_reads_as_one_diagnosis_with_the_other_checks_one_line_each(
     text = render(
         passing("test_td", "td_errors"),
         failure("test_gae_types", "gae", "Проверяли: gae на float32\nПодсказка: приводите входы к числам: np.asarray"),
-        failure("test_gae_courier", "gae", f"Проверяли: gae для курьера\n{DIAG}\nПодсказка: проход с конца"),
+        failure("test_gae_courier", "gae", f"Проверяли: gae для курьера\n{DIAG}\nПодсказка: проход с конца",
+                diagnosis=DIAG),
         failure("test_gae_random", "gae", "Проверяли: gae на случайных\nОжидали: 1\nПолучили: 2"),
     )
     blocks = report.failure_blocks(text)
@@ -80,11 +82,22 @@ def test_a_check_is_grouped_under_its_subject_whatever_else_it_called():
     text = render(  # the loss check called ppo_clip_objective last (for a hint): still a failure of ppo_loss
         failure("test_loss", "ppo_loss", "Проверяли: ppo_loss\nПодсказка: c_e·H со знаком минус",
                 called=["ppo_loss", "ppo_clip_objective"]),
-        failure("test_courier", "gae", f"Проверяли: gae для курьера\n{DIAG}", called=[]),
+        failure("test_courier", "gae", f"Проверяли: gae для курьера\n{DIAG}", called=[], diagnosis=DIAG),
     )
     blocks = report.failure_blocks(text)
     assert [b.splitlines()[0] for b in blocks] == ["✗ [ppo] проверка test_courier", "✗ [ppo] проверка test_loss"]
     assert "ppo_clip_objective" not in text, text
+
+
+def test_the_words_of_a_diagnosis_in_a_text_lead_nothing():
+    """A failure whose text carries the words of a diagnosis (the student's answer quoted, say) but whose check named
+    no mistake ranks as what it is: the failure whose check named one leads."""
+    text = render(
+        failure("test_gae_types", "gae", f"Проверяли: gae на float32\nПолучили: str: x\\n{DIAG}"),
+        failure("test_gae_courier", "gae", f"Проверяли: gae для курьера\n{DIAG}", diagnosis=DIAG),
+    )
+    blocks = report.failure_blocks(text)
+    assert blocks[0].startswith("✗ [ppo] проверка test_gae_courier"), text
 
 
 def test_without_a_diagnosis_a_specific_hint_leads_over_a_generic_one():
@@ -99,7 +112,8 @@ def test_without_a_diagnosis_a_specific_hint_leads_over_a_generic_one():
 def test_generic_hints_are_told_apart():
     assert report.is_generic("приводите входы к числам: np.asarray(x, dtype=float)")
     assert not report.is_generic("Â_t = δ_t + γλ·Â_{t+1}, проход с конца траектории")
-    assert report.is_specific(f"Проверяли: x\n{DIAG}")
+    assert report.is_specific("Проверяли: x", DIAG)  # a diagnosis: the check's field
+    assert not report.is_specific(f"Проверяли: x\nПолучили: {DIAG}")  # its words in a text name nothing
     assert not report.is_specific("Проверяли: x\nПодсказка: проверьте форму ответа: он должен совпадать")
 
 
@@ -240,8 +254,12 @@ def test_every_mistake_opens_on_the_function_it_breaks_and_names_only_itself(pat
         f"the feedback opens on {first or 'checks about no function'}, the mistake is in {broken(path)}:\n{text}"
     block = report.failure_blocks(text)[0]
     named_by = declared(path)["NAMED_BY"]
-    diagnoses = [line for line in block.splitlines() if report.DIAGNOSIS in line]
-    assert not diagnoses or any(t in line for line in diagnoses for t in named_by), \
+    # the mistake the first block names: its check's field (the scoreboard's log of what it printed), not its text
+    shown: list[dict] = []
+    report.scoreboard(hw, [result], "модули", f"python homework/check.py {hw.name}", shown=shown)
+    diagnosis = shown[0].get("diagnosis", "") if shown else ""
+    assert shown and shown[0]["text"] in "\n".join(line[4:] for line in block.splitlines()), (shown[:1], block)
+    assert not diagnosis or any(t in diagnosis for t in named_by), \
         f"the first block names a mistake that is not this one (NAMED_BY = {named_by}):\n{block}"
     assert not named_by or any(t in block for t in named_by), \
         f"the first block does not name this mistake (NAMED_BY = {named_by}):\n{block}"

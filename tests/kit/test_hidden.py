@@ -26,20 +26,22 @@ def item(name: str, subject: str = "f", twin: str = "", hidden_: bool = False) -
             "subjects": [subject], "hidden": hidden_ or bool(twin), "twin": twin}
 
 
-def result(name: str, outcome: str, message: str = "") -> dict:
+def result(name: str, outcome: str, message: str = "", diagnosis: str = "") -> dict:
     return {"event": "result", "nodeid": f"t.py::{name}", "name": name, "outcome": outcome,
-            "kind": "" if outcome == "passed" else "check", "message": message, "traceback": ""}
+            "kind": "" if outcome == "passed" else "check", "message": message, "traceback": "",
+            "diagnosis": diagnosis}
 
 
 def graded(items, outcomes, show_hidden=False):
-    records = [{"event": "collected", "items": items}, *(result(n, o, m) for n, o, m in outcomes)]
+    records = [{"event": "collected", "items": items}, *(result(*outcome) for outcome in outcomes)]
     return {c.name: c for c in check_results(records, show_hidden=show_hidden)}
 
 
 def test_a_public_check_counts_only_with_its_hidden_twin():
     items = [item("test_r[0]"), item("test_r[hidden-0]", twin="0"), item("test_r[1]"),
              item("test_r[hidden-1]", twin="1")]
-    got = graded(items, [("test_r[0]", "passed", ""), ("test_r[hidden-0]", "failed", "Похоже на типичную ошибку: x"),
+    got = graded(items, [("test_r[0]", "passed", ""),
+                         ("test_r[hidden-0]", "failed", "Похоже на типичную ошибку: x", "Похоже на типичную ошибку: x"),
                          ("test_r[1]", "passed", ""), ("test_r[hidden-1]", "passed", "")])
     assert set(got) == {"test_r[0]", "test_r[1]"}  # the twins carry no points of their own
     assert got["test_r[1]"].passed
@@ -47,6 +49,7 @@ def test_a_public_check_counts_only_with_its_hidden_twin():
     assert not lost.passed and lost.kind == "hidden"
     assert "Открытые случаи пройдены" in lost.message and "--show-hidden" in lost.message
     assert "Похоже на типичную ошибку: x" in lost.message  # a diagnosis made on the hidden input itself
+    assert lost.diagnosis == "Похоже на типичную ошибку: x"  # the twin's field, carried over
 
 
 def test_show_hidden_tells_the_hidden_failure_and_which_check_reruns_it():

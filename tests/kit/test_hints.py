@@ -9,10 +9,10 @@ statement (the docstrings, the task README); a hint refers to it in words («п�
 
 What a student reads, and so what is checked: every text of the graded suites ``tests/<hw>/test_*.py`` — each
 string constant (an f-string whole, its fields standing for a value) that has a Cyrillic letter or is passed as
-``hint=``, ``what=``, ``expected=`` or ``got=``: the hints, the names of typical mistakes (``mistakes=`` keys and
-the diagnoses written into ``got=``), the module-level texts used as hints, the titles; docstrings are left out,
-the feedback never shows them. Also the texts of ``grader/checks.py`` and ``grader/explain.py`` (the hints every
-check shares) and the ``timeout_hints`` of ``parts.toml``.
+``hint=``, ``what=``, ``expected=``, ``got=`` or ``mistake=``: the hints, the names of typical mistakes
+(``mistakes=`` keys, ``mistake=`` and ``Mistake(...)`` hints), the module-level texts used as hints, the titles;
+docstrings are left out, the feedback never shows them. Also the texts of ``grader/checks.py`` and
+``grader/explain.py`` (the hints every check shares) and the ``timeout_hints`` of ``parts.toml``.
 
 The rule: such a text holds none of ``CODE`` —
   - a call of NumPy or of the generator (``np.…(``, ``rng.…(``), a call handed the generator (``f(…, rng, …)``:
@@ -56,7 +56,7 @@ CODE = {
     "срез массива": re.compile(r"\w\[\s*-?\d*\s*:\s*-?\d*\s*\]|\w\[-\d+\]"),
 }
 CYRILLIC = re.compile(r"[А-Яа-яЁё]")
-SHOWN = ("hint", "what", "expected", "got")
+SHOWN = ("hint", "what", "expected", "got", "mistake")
 
 
 def code_in(text: str) -> list[str]:

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from grader.checks import as_array, check_close, check_float, check_pair, check_that, check_unchanged, fmt, graded
+from grader.escape import one_line
 from grader.hidden import grade_only, inputs
 from grader.key import answer_key
 
@@ -653,7 +654,7 @@ def test_ppo_update_replay(boss, lm, seed):
                     hint="верните новое состояние Adam: моменты переносятся в следующее обновление.",
                     mistakes={"вернули старые моменты, переданные в ppo_update": opt[k]})
     check_that(isinstance(stats, dict) and {"clipfrac", "approx_kl", "value_loss"} <= set(stats),
-               what="stats — словарь с clipfrac, approx_kl и value_loss", got=str(stats)[:80])
+               what="stats — словарь с clipfrac, approx_kl и value_loss", got=one_line(stats, 80))
     after, last = ("посчитано после шага Adam, а не до него",
                    "взято только у последнего мини-батча, а не среднее по всем")
     check_float(stats["clipfrac"], exp["clipfrac"], atol=1e-9,
@@ -758,9 +759,9 @@ def _history(boss, **kw):
                got=type(history).__name__)
     for i, h in enumerate(history):
         check_that(isinstance(h, dict) and all(k in h for k in HISTORY_KEYS),
-                   what=f"history[{i}] — словарь с ключами {', '.join(HISTORY_KEYS)}", got=str(h)[:100])
+                   what=f"history[{i}] — словарь с ключами {', '.join(HISTORY_KEYS)}", got=one_line(h, 100))
         check_that(all(np.isfinite(float(h[k])) for k in HISTORY_KEYS), what=f"числа в history[{i}] конечны",
-                   got=str({k: h[k] for k in HISTORY_KEYS}))
+                   got=one_line({k: h[k] for k in HISTORY_KEYS}))
     return history
 
 
@@ -864,7 +865,7 @@ def test_train_critic_learns(default_training, seed):
     returned by ppo_update (the critic stays at zero, V = 0 everywhere) ends near 0.15."""
     history = default_training(seed)
     check_that(all("value_loss" in h for h in history), what="в каждой записи history есть value_loss (из ppo_update)",
-               got=str(history[-1])[:100])
+               got=one_line(history[-1], 100))
     losses = np.array([float(h["value_loss"]) for h in history])
     last = losses[-5:].mean()
     check_that(np.all(np.isfinite(losses)) and last < VALUE_LOSS_GOAL,

@@ -13,6 +13,7 @@ import pytest
 
 from grader.checks import (
     Defer,
+    Mistake,
     about,
     call_many,
     call_once,
@@ -98,14 +99,14 @@ def simpler_failure(control, name, answers, behaviour=False):
         return Defer(DEFER_GREEDY.format(name=name), "test_epsilon_greedy_greedy", "test_epsilon_greedy_ties",
                      "test_epsilon_greedy_frequencies", "test_epsilon_greedy_uses_rng")
     if explores_at_zero(control, name):
-        return EPSILON_LOST.format(name=name)
+        return Mistake(EPSILON_LOST.format(name=name))
     if behaviour:
         if not replay_ok(control, name, answers):
             return Defer(f"сначала исправьте проверки «{name} на случайной MDP с одним действием» выше: обновление Q "
                          "неверно уже там.", f"test_one_action_mdp[{name}-0]", f"test_one_action_mdp[{name}-1]")
         spread = action_spread(control, name)
         if spread == "same":
-            return "Похоже на типичную ошибку: " + RNG_PER_EPISODE + "."
+            return Mistake(RNG_PER_EPISODE + ".")
         if spread == "narrow":
             return Defer(DEFER_EPSILON.format(name=name), f"test_epsilon_is_used[{name}]")
     return None
@@ -161,7 +162,7 @@ def learns_terminal_step(control, name, answers):
     (_, b, *_), = env.episodes[0]
     return b in (0, 1) and matches(Q, answers["terminal"][b])
 
-EPSILON_LOST = ("Похоже на типичную ошибку: ε, переданный {name}, не доходит до epsilon_greedy — "
+EPSILON_LOST = ("ε, переданный {name}, не доходит до epsilon_greedy — "
                 "при ε = 0 агент всё равно делает не жадные действия. "
                 "Действия выбирает epsilon_greedy с тем ε, который получил {name}, а не с числом из кода.")
 DEFER_GREEDY = ("сначала исправьте epsilon_greedy (проверки «ε-жадный выбор …» выше): {name} выбирает действия "
@@ -171,8 +172,8 @@ DEFER_EPSILON = ("сначала исправьте проверку «{name} д
 DEFER_FORK = ("сначала исправьте проверки «Развилка …: {name}» выше: обновление Q неверно уже на двух эпизодах.")
 
 
-INVERTED = ("Похоже на типичную ошибку: ε и 1 − ε перепутаны — при ε = 1 ответ всегда жадный, при ε = 0 случайный. "
-            "Случайное действие берут с вероятностью ε, жадное — с вероятностью 1 − ε.")
+INVERTED = Mistake("ε и 1 − ε перепутаны — при ε = 1 ответ всегда жадный, при ε = 0 случайный. "
+                   "Случайное действие берут с вероятностью ε, жадное — с вероятностью 1 − ε.")
 
 
 @probe(False)
@@ -360,9 +361,9 @@ def test_fork_time_limit(control, name, seed):
         past_limit = any(step[5] and i + 1 < len(ep) for ep in env.episodes for i, step in enumerate(ep))
         check_that(lengths == [1, 1, 1], what=f"{name}(env, n_episodes=3) на развилке с лимитом шагов (seed = {s})",
                    expected="3 эпизода по одному шагу: эпизод кончается и на terminated, и на truncated",
-                   got=f"длины эпизодов {lengths}" + ("\nПохоже на типичную ошибку: эпизод кончается только на "
-                                                      "terminated, а после truncated (лимит шагов) агент идёт "
-                                                      "дальше." if past_limit else ""),
+                   got=f"длины эпизодов {lengths}",
+                   mistake="эпизод кончается только на terminated, а после truncated (лимит шагов) агент идёт "
+                           "дальше." if past_limit else "",
                    hint="эпизод кончается на первом шаге, где terminated или truncated.")
         _actions_binary(env.episodes, f"{name} на развилке с лимитом шагов (seed = {s}): номера действий")
         (_, b1, r1, *_), = env.episodes[0]
@@ -397,7 +398,7 @@ def test_epsilon_is_used(control, name):
     def hint_on_failure():
         if not defer:
             failure = simpler_failure(control, name, probes)
-            defer.append(hint if failure is None or failure.startswith("Похоже") else failure)
+            defer.append(hint if failure is None or isinstance(failure, Mistake) else failure)
         return defer[0]
 
     env = Recorder(OneStateBandit())
@@ -438,11 +439,10 @@ def test_first_action_breaks_ties_at_random(control, name):
         _run(control, name, env, 1, alpha=0.5, gamma=0.9, epsilon=0.0, seed=seed)
         first.append(env.episodes[0][0][1] if env.episodes and env.episodes[0] else None)
     argmax_first = "" if set(first) != {0} else (
-        "\nПохоже на типичную ошибку: ничья разбита первым по номеру действием (как np.argmax), а не случайно среди "
-        "лучших.")
+        "ничья разбита первым по номеру действием (как np.argmax), а не случайно среди лучших.")
     check_that(len(set(first)) > 1, what=f"{name}(бандит с одним состоянием, 1 эпизод, ε = 0) при seed = 0…19: "
                "первое действие", expected="разные действия при разных seed",
-               got=f"действия {first}" + argmax_first,
+               got=f"действия {first}", mistake=argmax_first,
                hint=f"{name} выбирает действия ε-жадно по Q(s, ·), как epsilon_greedy: при равных Q — случайное из "
                     "лучших, а не первое по номеру.")
 
@@ -551,13 +551,13 @@ def seeding_diagnosis(seeds, episodes):
     """The typical mistake in how the episodes of a run were reset, from the seeds each reset got, or ""."""
     if len(seeds) > 1 and seeds[0] is not None and all(x == seeds[0] for x in seeds) \
             and all(ep == episodes[0] for ep in episodes):
-        return ("\nПохоже на типичную ошибку: env.reset(seed=seed) в каждом эпизоде — среда каждый раз начинает с того "
+        return ("env.reset(seed=seed) в каждом эпизоде — среда каждый раз начинает с того "
                 "же зерна и повторяет одни и те же случайные переходы.")
     if seeds and all(x is None for x in seeds):
-        return ("\nПохоже на типичную ошибку: seed не передан среде — первый эпизод начинается с env.reset(), и "
+        return ("seed не передан среде — первый эпизод начинается с env.reset(), и "
                 "случайность среды не задана зерном.")
     if len(seeds) > 1 and all(x is not None for x in seeds) and len(set(seeds)) == len(seeds):
-        return ("\nПохоже на типичную ошибку: среде в каждом эпизоде дано новое зерно (env.reset(seed=seed + "
+        return ("среде в каждом эпизоде дано новое зерно (env.reset(seed=seed + "
                 "эпизод)): зерно задают один раз, дальше — env.reset().")
     return ""
 
@@ -584,7 +584,7 @@ def test_deterministic(control, envs, name):
     check_that(played == expected, what=f"{name}(случайное блуждание, 8 эпизодов, seed = 5): эпизоды среды",
                expected="эпизоды RandomWalk().episodes(8, seed=5): первый — после env.reset(seed=5), следующие — после "
                         "env.reset() без seed",
-               got=f"seed в env.reset по эпизодам: {env.seeds}" + seeding_diagnosis(env.seeds, played),
+               got=f"seed в env.reset по эпизодам: {env.seeds}", mistake=seeding_diagnosis(env.seeds, played),
                hint="по docstring зерно среды задают один раз: seed передают в reset только в первом эпизоде, "
                     "следующие начинаются с reset без seed, и генератор среды идёт своим ходом.")
     # the agent's randomness: one generator for the whole run. Generators made per episode as default_rng(seed +
@@ -600,7 +600,7 @@ def test_deterministic(control, envs, name):
     check_that(not shifted, what=f"{name}(бандит, 40 эпизодов, ε = 1): действия при seed = 30 и seed = 31",
                expected="разные последовательности случайных действий",
                got=f"seed = 31 повторяет seed = 30 со сдвигом на один эпизод: {actions[30][1:11]} … и "
-                   f"{actions[31][:10]} …\nПохоже на типичную ошибку: {diagnosis}.",
+                   f"{actions[31][:10]} …", mistake=f"{diagnosis}.",
                hint=ONE_RNG)
 
 

@@ -24,6 +24,7 @@ from grader.checks import (
     probe,
     went_through,
 )
+from grader.escape import one_line
 from grader.hidden import inputs
 from grader.key import answer_key
 
@@ -250,8 +251,8 @@ def test_mc_first_vs_every_visit(mc_td, first_visit):
         hint = DEFER_RETURNS
     check_close(got, expected, what=f"mc_prediction, {name}, γ = 0.5; {HAND_TEXT}", hint=hint,
                 mistakes=key.mc_mistakes(HAND, 4, 0.5, first_visit))
-    check_that(episodes == HAND, what="mc_prediction не меняет эпизоды", expected=str(HAND)[:80],
-               got=str(episodes)[:80])
+    check_that(episodes == HAND, what="mc_prediction не меняет эпизоды", expected=one_line(HAND, 80),
+               got=one_line(episodes, 80))
 
 
 @graded("Монте-Карло с постоянным шагом α = 0.5 на тех же эпизодах: V = [0.46875, 2.4375, 1.5, 0]",

@@ -10,6 +10,7 @@ import pytest
 
 from grader.checks import (
     Defer,
+    Mistake,
     as_array,
     check_close,
     check_float,
@@ -139,8 +140,8 @@ def test_softmax_large_logits(policy_gradient):
         arr = np.asarray(got, dtype=float) if matches(np.shape(got), [len(z)]) else None
         check_that(arr is None or bool(np.all(np.isfinite(arr))), what=f"softmax({z}): без NaN и inf",
                    expected=np.array2string(expected, precision=4), got=str(arr),
-                   hint="Похоже на типичную ошибку: exp без сдвига на максимум — exp(1000) = inf, inf/inf = NaN, а "
-                        "exp(−1000) = 0 даёт 0/0. Вычтите максимум перед exp: softmax(z) = softmax(z − max z).")
+                   hint=Mistake("exp без сдвига на максимум — exp(1000) = inf, inf/inf = NaN, а "
+                        "exp(−1000) = 0 даёт 0/0. Вычтите максимум перед exp: softmax(z) = softmax(z − max z)."))
         check_close(got, expected, atol=1e-9, what=f"softmax({z})",
                     hint="вычтите максимум перед exp: softmax(z) = softmax(z − max z). Без сдвига exp(1000) = inf, "
                          "inf/inf = NaN, а exp(−1000) = 0 даёт 0/0.")
@@ -376,7 +377,7 @@ def bandit_exact_fails(pg, blocks, exact):
         (exp_pi, exp_var), candidates = exact[use_baseline]
         if not (matches(pi, exp_pi) and matches(var, exp_var)):
             name = bandit_diagnosis(pi, var, candidates)
-            return ("Похоже на типичную ошибку: " + name + "." if name else
+            return (Mistake(name + ".") if name else
                     Defer("сначала исправьте проверки «Трёхрукий бандит …» и «Бандит на других seed …» выше: ответ "
                           "неверен уже там, а эта проверка видит ту же ошибку в статистике.", "test_bandit_table",
                           "test_bandit_oracle"))

@@ -12,12 +12,14 @@ import pytest
 
 from grader.checks import (
     Defer,
+    Mistake,
     attempt,
     check_close,
     check_float,
     check_pair,
     check_that,
     check_unchanged,
+    fmt,
     graded,
     matches,
     probe,
@@ -436,8 +438,8 @@ def test_normalize_eps(ppo):
         got = ppo.normalize_advantages(np.full(5, 3.0))
     finite = not matches(np.shape(got), [5]) or bool(np.all(np.isfinite(np.asarray(got, dtype=float))))
     check_that(finite, what="normalize_advantages от пяти одинаковых чисел: без NaN", expected="[0, 0, 0, 0, 0]",
-               got=str(got), hint="Похоже на типичную ошибку: eps не прибавлен к std — у одинаковых чисел std = 0, и "
-                                  "(Â − mean) / std = 0/0 = NaN. Знаменатель — std + eps.")
+               got=fmt(got), hint=Mistake("eps не прибавлен к std — у одинаковых чисел std = 0, и (Â − mean) / std = "
+                                          "0/0 = NaN. Знаменатель — std + eps."))
     check_close(got, np.zeros(5), what="normalize_advantages от пяти одинаковых чисел",
                 hint="eps в знаменателе защищает от деления на 0.")
     tiny = np.array([0.0, 2e-8])
