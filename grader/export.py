@@ -13,6 +13,10 @@ from grader.report import told, totals
 from grader.results import PartResult
 
 _UNIT = 10_000  # check points are written with 4 decimals
+# results.json's format (extra_data.format): 2 — each named typical mistake is its check's field (CheckResult.
+# diagnosis), in extra_data.mistakes and in its test's extra_data.diagnosis; a results.json without it named mistakes
+# by the words of its outputs, which a student's text could forge (grader.report_class refuses it)
+RESULTS_FORMAT = "hwkit-results/2"
 
 
 def _check_worths(r: PartResult) -> list[float]:
@@ -47,7 +51,7 @@ def gradescope(results: list[PartResult], seconds: float) -> dict:
     ``extra_data`` holds the graded parts and the notes of each part (a notebook's cells that failed), so
     :func:`set_visibility` can rewrite the summary from this dict alone, and ``mistakes``: the typical mistakes the
     failed tests name, each its check's field (CheckResult.diagnosis, the line its output prints; grader.report_class
-    builds the class report from them)."""
+    builds the class report from them); ``format``: :data:`RESULTS_FORMAT`."""
     tests, mistakes = [], []
     for r in results:
         if r.error:
@@ -73,7 +77,8 @@ def gradescope(results: list[PartResult], seconds: float) -> dict:
     score, _, bonus, _ = totals(results)  # the scoreboard's total, to 2 decimals
     data = {"score": round(score + bonus, 2), "execution_time": max(0, math.ceil(seconds)),
             "output": "", "output_format": "md", "visibility": "visible", "tests": tests,
-            "extra_data": {"parts": [{"id": r.part.id, "title": r.part.title, "points": r.part.points,
+            "extra_data": {"format": RESULTS_FORMAT,
+                           "parts": [{"id": r.part.id, "title": r.part.title, "points": r.part.points,
                                       "bonus_points": r.part.bonus_points} for r in results],
                            "notes": {r.part.id: list(r.notes) for r in results if r.notes},
                            "confinement": "; ".join(sorted({r.confinement for r in results if r.confinement})),

@@ -521,7 +521,8 @@ def _not_graded(hw: Homework, graded: list[str], message: str) -> dict:
                        "status": "failed", "output": escape.code_block(message), "output_format": "md",
                        "visibility": "visible",
                        "extra_data": {"part": p.id, "check": "", "kind": "error", "bonus": False}} for p in parts],
-            "extra_data": {"parts": [{"id": p.id, "title": p.title, "points": p.points,
+            "extra_data": {"format": export.RESULTS_FORMAT,
+                           "parts": [{"id": p.id, "title": p.title, "points": p.points,
                                       "bonus_points": p.bonus_points} for p in parts], "notes": {},
                            "mistakes": []}}
 

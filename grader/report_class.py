@@ -12,7 +12,9 @@ from the records grading already wrote.
   logs them, with their diagnosis, as it prints them); for Gradescope, the failed tests of results.json
   (``extra_data.mistakes``, written by ``grader.export.gradescope`` from those fields; a test whose visibility is
   ``hidden`` is never read, so it names nothing). A mistake the feedback did not name is not counted: a failure
-  without a name is listed under «Ошибки без названия», by function.
+  without a name is listed under «Ошибки без названия», by function. Records of an older form (a batch's record of
+  version 1, a results.json without ``extra_data.format``), whose mistakes were read from the texts, are refused
+  with what to do: grade again.
 - **SOURCE** is either the records of a batch (``check.py HW --batch DIR --report OUT`` writes one JSON per
   submission to ``OUT/records/`` and builds the report from them), or a Gradescope export: the folder (or ``.zip``)
   that Gradescope's «Export Submissions» gives, ``submission_<id>/`` folders, each with the autograder's
@@ -48,10 +50,11 @@ from pathlib import Path
 
 from grader import escape
 from grader.boundary.confine import LIMITS_ONLY
+from grader.export import RESULTS_FORMAT
 from grader.report import DIAGNOSIS
 
-RECORD = 1  # the version of a submission's record (OUT/records/<name>.json)
-SCHEMA = "hwkit-class-report/1"
+RECORD = 2  # the version of a submission's record (OUT/records/<name>.json); 2: its mistakes are the checks' fields
+SCHEMA = "hwkit-class-report/2"  # 2: the mistakes are the checks' fields (1 read them from texts)
 SCHEMA_FILE = Path(__file__).resolve().parent / "report_class.schema.json"
 SALT_ENV = "HWKIT_ANONYMIZE_SALT"
 _NOT_RUN = ("todo", "load", "hung")  # a failure that is no mistake of the function: not written, not loaded, not run
@@ -90,8 +93,13 @@ _TITLE = re.compile(r"^\[[^\]]*\]\s*")
 
 
 def record_from_gradescope(data: dict, name: str, feedback: str = "") -> dict:
-    """A submission's record from its Gradescope ``results.json`` (``grader.export.gradescope``'s format)."""
+    """A submission's record from its Gradescope ``results.json`` (``grader.export.gradescope``'s format); one the
+    kit wrote in an older form is refused (:class:`OldRecords`)."""
     extra = data.get("extra_data") or {}
+    if not isinstance(extra, dict):
+        extra = {}
+    if "mistakes" in extra and extra.get("format") != RESULTS_FORMAT:
+        raise OldRecords(OLD_RESULTS.format(name=name))
     tests = [t for t in data.get("tests") or [] if isinstance(t, dict)]
     parts, errors = [], []
     for p in extra.get("parts") or []:
@@ -150,6 +158,18 @@ def write_record(folder: Path, stem: str, record: dict) -> None:
 
 # ---- reading a source: a batch's records, or a Gradescope export --------------------------------------------
 
+class OldRecords(ValueError):
+    """Records of an older form, whose typical mistakes were found in the texts of the feedback: refused."""
+
+
+OLD_RECORDS = ("записи пакетной проверки в {folder} — прежнего вида (версия {version}): типичные ошибки в них найдены "
+               "по тексту отзыва, а его может подделать текст самой работы. Проверьте работы заново этой версией "
+               "набора: python homework/check.py <домашняя работа> --batch <папка работ> --report <папка отчёта> "
+               "(старые записи из {folder} удалите).")
+OLD_RESULTS = ("results.json работы «{name}» записан прежней версией набора: типичные ошибки в нём найдены по тексту "
+               "отзыва, а его может подделать текст самой работы. Проверьте работы в Gradescope заново (Regrade "
+               "All Submissions) с автопроверкой этой версии (python -m grader.gradescope) и выгрузите их снова.")
+
 def read_source(source: Path) -> tuple[list[dict], Path]:
     """The records of ``source`` (a batch's records folder, a Gradescope export folder or .zip, a folder of
     results.json files), sorted by name, and the folder their feedback links are relative to."""
@@ -169,6 +189,8 @@ def read_source(source: Path) -> tuple[list[dict], Path]:
         data = _load(path)
         if isinstance(data, dict) and data.get("record") == RECORD:
             records.append(data)
+        elif isinstance(data, dict) and type(data.get("record")) is int:
+            raise OldRecords(OLD_RECORDS.format(folder=escape.name(str(source)), version=data["record"]))
     if records:
         return sorted(records, key=lambda r: r["name"].lower()), source
     root = _export_root(source)
@@ -554,7 +576,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     try:
         records, base = read_source(Path(args.source))
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, OldRecords) as exc:
         print(f"ошибка: {exc}", file=sys.stderr)
         return 2
     out = Path(args.out)

@@ -200,6 +200,25 @@ def test_csv_cells_are_never_formulas_and_the_validator_refuses_a_broken_report(
         errors({}, {"type": "object", "oneOf": []})  # a rule the validator does not know is refused, not skipped
 
 
+def test_records_of_the_old_form_are_refused_with_how_to_grade_again(tmp_path, capsys):
+    """A batch's record of version 1 and a results.json without extra_data.format named their mistakes by the words of
+    the feedback, which a student's text could forge: the report refuses them and says how to grade again."""
+    record = report_class.record_from_results("alice", _results(GAE_LEAD, PASS), [])
+    (tmp_path / "records").mkdir()
+    (tmp_path / "records" / "alice.json").write_text(json.dumps({**record, "record": 1}), encoding="utf-8")
+    assert report_class.main([str(tmp_path / "records"), str(tmp_path / "out"), "--tables"]) == 2
+    said = capsys.readouterr().err
+    assert "прежнего вида" in said and "--batch" in said and "--report" in said, said
+    assert not (tmp_path / "out" / "report.json").exists()
+    data = export.gradescope(_results(GAE_LEAD, PASS), 1.0)
+    del data["extra_data"]["format"]
+    (tmp_path / "export" / "submission_1").mkdir(parents=True)
+    (tmp_path / "export" / "submission_1" / "results.json").write_text(json.dumps(data), encoding="utf-8")
+    assert report_class.main([str(tmp_path / "export"), str(tmp_path / "out"), "--tables"]) == 2
+    said = capsys.readouterr().err
+    assert "прежней версией" in said and "Regrade" in said and "grader.gradescope" in said, said
+
+
 # ---- a class from the catalogue, graded with --batch --report ---------------------------------------------------
 
 MUTANTS = ROOT / "tests" / "kit" / "mutants" / HW
