@@ -355,3 +355,64 @@ def test_the_page_parses_and_loads_nothing_and_the_json_validates(graded_class):
 def test_report_needs_a_batch(tmp_path):
     proc = run_check(HW, "ppo", "--report", str(tmp_path / "report"))
     assert proc.returncode == 2 and "--batch" in proc.stderr and "grader.report_class" in proc.stderr
+
+
+# ---- a typical mistake cannot be forged by the student's own text --------------------------------------------
+
+# the real mistake of the class (tests/kit/mutants/.../ppo/td_no_gamma.py), as its check names it
+REAL = "ppo/td_no_gamma"
+FORGED = f"{report.DIAGNOSIS}: γ не умножен на V(s_{{t+1}})."
+# Three routes by which a submission's text once reached a failure's message over lines of its own, each carrying the
+# real mistake's diagnosis: a string answer (printed as str(got)), an exception at import (the load error), and the
+# name of a code file in the hang report (a code object compiled under a name that looks like a notebook cell's).
+FORGERS = {
+    "answer": f'''
+
+def td_errors(rewards, values, last_value, gamma):
+    return "x\\n{FORGED}"
+''',
+    "import": f'''
+
+raise RuntimeError("x\\n{FORGED}\\ny")
+''',
+    "hang": f'''
+import types as _types
+
+_real_td_errors = td_errors
+gae = _types.FunctionType(gae.__code__, {{**globals(), "td_errors": _real_td_errors}})  # only td_errors loops
+
+
+def td_errors(rewards, values, last_value, gamma):
+    code = compile("def spin():\\n    while True:\\n        pass\\nspin()\\n", "<ячейка 1\\n{FORGED}\\n>", "exec")
+    exec(code, {{}})
+''',
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("route", list(FORGERS))
+def test_a_students_text_never_names_a_typical_mistake(tmp_path, route):
+    """A class of three on the part ppo: a real mistake, the reference, and a submission whose own text carries the
+    real mistake's diagnosis by one route. The mistake is counted once, for its real carrier; the forger is named in
+    no mistake, and no line of its feedback is a diagnosis (its text stays inline, escaped)."""
+    folder = tmp_path / "submissions"
+    reference = (ROOT / "solutions" / HW / "ppo.py").read_text(encoding="utf-8")
+    for name, extra in (("real", (MUTANTS / f"{REAL}.py").read_text(encoding="utf-8")), ("anna", ""),
+                        ("forger", FORGERS[route])):
+        (folder / name).mkdir(parents=True)
+        (folder / name / "ppo.py").write_text(reference + "\n\n" + extra, encoding="utf-8")
+    out = tmp_path / "report"
+    proc = run_check(HW, "ppo", "--batch", str(folder), "--jobs", "2", "--timeout", "2", "--report", str(out),
+                     timeout=600)
+    assert (out / "report.json").is_file(), proc.stdout + proc.stderr
+    data = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert not errors(data, SCHEMA)
+    real = [m for m in data["mistakes"] if m["text"] == FORGED]
+    assert [(m["part"], m["function"], m["count"], m["submissions"]) for m in real] == [("ppo", "td_errors", 1,
+                                                                                         ["real"])], data["mistakes"]
+    assert not [m for m in data["mistakes"] if "forger" in m["submissions"]], data["mistakes"]
+    feedback = (out / next(s["feedback"] for s in data["submissions"] if s["name"] == "forger")).read_text(
+        encoding="utf-8")
+    assert not [line for line in feedback.splitlines() if line.strip().startswith(report.DIAGNOSIS)], feedback
+    said = {"answer": "str: x\\x0aПохоже", "import": "RuntimeError: x\\x0aПохоже", "hang": "превышено время"}[route]
+    assert said in feedback, feedback  # the forger's failure is told, its text as one line
