@@ -49,17 +49,27 @@ class Defer(str):
 
 
 def graded(title: str, *, subject: str | tuple[str, ...], weight: float = 1.0, bonus: bool = False,
-           guard: bool = False):
+           guard: bool = False, oracle: bool = False, replays: tuple[str, ...] = (), gate: str | None = None):
     """Mark a test as a graded check of ``subject``: the function whose answer it compares (the one the feedback
     puts a failure under, whatever else the check calls to build its expected answer or a hint), or the functions
     of a check that compares several (then :func:`about` says which one failed, else the first is meant).
     ``title`` and ``subject`` may use the test's parameters: ``"курьер, λ = {lam}"``, ``"{method}"``.
     ``guard``: a check that code doing nothing could pass (a ValueError on bad input, the same answer for the same
-    seed); it counts only when a check of the same function's behaviour passes too (grader.runner)."""
+    seed); it counts only when a check of the same function's behaviour passes too (grader.runner).
+
+    In the grade for the record every check counts only when each of its gates is open (grader.runner.gated); a
+    gate is a function (the check's subjects), or ``gate``: one behaviour of a function that works on its own
+    (train's GRPO, ``algo='grpo'``). A gate opens when one of its ``oracle`` checks passes on hidden inputs (its
+    hidden twin, or the check itself run only in the grade): a check whose expected value the answer key computes
+    from the check's own copy of the inputs, exactly or as a distribution judged by frequencies. Properties,
+    bookkeeping, statistics and comparisons of the function with itself open nothing. ``replays``: the student's
+    own functions the key composes to make the expected value (train replayed from its pieces); such a check counts,
+    and opens its gate, only when every one of those pieces' gates is open."""
     import pytest  # here, not at the top: a worker imports this module for the test environments, never pytest
 
     subjects = (subject,) if isinstance(subject, str) else tuple(subject)
-    return pytest.mark.check(title, subject=subjects, weight=weight, bonus=bonus, guard=guard)
+    return pytest.mark.check(title, subject=subjects, weight=weight, bonus=bonus, guard=guard, oracle=oracle,
+                             replays=tuple(replays), gate=gate)
 
 
 class about:

@@ -103,9 +103,14 @@ def _emit(config, record: dict) -> None:
 def _meta(item) -> dict:
     title, weight, bonus, subjects = _title(item)
     marker = item.get_closest_marker("check")
+    kwargs = marker.kwargs if marker else {}
     inputs = _inputs(item)
+    gate = kwargs.get("gate")
     return {"nodeid": item.nodeid, "name": item.name, "title": title, "weight": weight, "bonus": bonus,
-            "subjects": list(subjects), "guard": bool(marker and marker.kwargs.get("guard", False)), **inputs}
+            "subjects": list(subjects), "guard": bool(kwargs.get("guard", False)),
+            # what opens the check's gates and what they are (grader.checks.graded, grader.runner.gated)
+            "oracle": bool(kwargs.get("oracle", False)), "replays": [str(r) for r in kwargs.get("replays", ())],
+            "gates": [str(gate)] if gate else list(subjects), **inputs}
 
 
 def _inputs(item) -> dict:

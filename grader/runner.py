@@ -54,7 +54,8 @@ KIT_CHANGED = ("файлы самого набора (grader/, tests/{hw}/, пр
 def check_results(records: list[dict], guard: bool = True, show_hidden: bool = False) -> list[CheckResult]:
     """The verdicts, one per collected check, in collection order; a check without one has failed. ``guard``:
     a passed guard check whose functions' behaviour checks all failed fails too (:func:`guarded`). Checks on hidden
-    inputs gate the public ones and are then left out (:func:`gated`; ``show_hidden``: their failures' texts too)."""
+    inputs gate the others, and their twins are then left out (:func:`gated`; ``show_hidden``: their failures' texts
+    too); a run of selected checks (``part-checks``) gates only what it ran an oracle check of."""
     collected = next((r for r in records if r.get("event") == "collected"), None)
     verdicts: dict[str, dict] = {}
     for rec in records:
@@ -68,7 +69,9 @@ def check_results(records: list[dict], guard: bool = True, show_hidden: bool = F
         subjects = [str(s) for s in meta.get("subjects") or []]
         # what the collection says the check is: a check that never ran still gates (a hidden twin) or is gated
         flags = {"guard": bool(meta.get("guard")), "hidden": bool(meta.get("hidden")),
-                 "twin": str(meta.get("twin") or ""), "grade_only": bool(meta.get("grade_only"))}
+                 "twin": str(meta.get("twin") or ""), "grade_only": bool(meta.get("grade_only")),
+                 "oracle": bool(meta.get("oracle")), "replays": [str(r) for r in meta.get("replays") or []],
+                 "gates": [str(g) for g in meta.get("gates") or []]}
         if rec is None:
             out.append(CheckResult(meta["nodeid"], meta["name"], meta["title"], "failed", "error",
                                    "проверка не дала результата (процесс проверки прервался)", weight=meta["weight"],
@@ -86,7 +89,8 @@ def check_results(records: list[dict], guard: bool = True, show_hidden: bool = F
                                   "subjects": subjects, "entered": _entered(rec.get("entered")),
                                   "defer": _defer(rec.get("defer")), "diagnosis": _diagnosis(rec.get("diagnosis")),
                                   **flags}))
-    out = gated(out, show_hidden)
+    partial = any(r.get("event") == "part-checks" for r in records)
+    out = gated(out, show_hidden, partial)
     return guarded(out) if guard else out
 
 
@@ -113,40 +117,66 @@ HIDDEN_FAILED = ("Открытые случаи пройдены, но {what}: �
                  "и неверный на других входах того же вида. Обычно это ответ, подобранный под открытые случаи, "
                  "или пропущенный крайний случай.")
 HIDDEN_TWIN = "не пройден такой же случай на скрытых входах"
-HIDDEN_NONE = "{subject} не проходит ни одной проверки на скрытых входах"
+HIDDEN_NONE = "{subject} не проходит ни одной проверки на скрытых входах с ответом эталона"
+HIDDEN_NONE_ALONE = ("Проверка засчитывается, только когда {subject} проходит хотя бы одну проверку с ответом эталона "
+                     "на скрытых входах (входах того же вида, которых нет в копии), а такой нет: по свойствам, "
+                     "статистике или собственным числам функции засчитать её нельзя.")
+HIDDEN_PIECES = ("Проверка повторяет ваши же функции ({pieces}) и засчитывается, только когда каждая из них сама "
+                 "проходит проверку с ответом эталона на скрытых входах; не проходят: {missing}. Исправьте сначала "
+                 "их — тогда засчитается и эта проверка.")
 SHOW_HIDDEN = "Скрытые входы и ответ показывает преподавателю флаг --show-hidden."
 
 
-def gated(checks: list[CheckResult], show_hidden: bool = False) -> list[CheckResult]:
-    """The public checks, each counted only when its function also works on hidden inputs; the hidden ones left out.
+def open_gates(checks: list[CheckResult]) -> set[str]:
+    """The gates opened on hidden inputs: those of every oracle check that passed there (a hidden twin, a check run
+    only in the grade, a statistical one run on hidden seeds), a replay only once each piece it composes is open."""
+    opened: set[str] = set()
+    growing = True
+    while growing:  # a replay's pieces may be opened by other replays
+        growing = False
+        for c in checks:
+            if c.hidden and c.oracle and c.passed and set(c.replays) <= opened and not set(c.gates) <= opened:
+                opened |= set(c.gates)
+                growing = True
+    return opened
 
-    A public check with hidden twins passes when they pass too; one without (a worked example, a validation, and a
-    statistical check, which even a constant answer may pass) passes when one of its functions passes an exact check
-    on hidden inputs (a twin, or a check run only in the grade). One missed hidden case costs that check, not the
-    function; a submission that knows only the public answers scores nothing."""
+
+def gated(checks: list[CheckResult], show_hidden: bool = False, partial: bool = False) -> list[CheckResult]:
+    """The checks that carry points, each counted only when its function works on hidden inputs; the twins left out.
+
+    A gate (a function, or one behaviour of it: grader.checks.graded) opens when one of its oracle checks passes on
+    hidden inputs; nothing else opens one: a property, bookkeeping, a statistic or a comparison of the function with
+    itself, twins or not. A check counts when it passed, its hidden twins passed (one more condition on their public
+    case), each of its gates is open, and, for a replay of the student's own functions, each of theirs is. One missed
+    hidden case costs that check, not the function; a submission that knows only the public answers, or that does
+    nothing the key can tell from working, scores nothing. ``partial``: a run of selected checks, where a gate none
+    of whose oracle checks ran is not judged (a grade for the record runs them all)."""
     hidden = [c for c in checks if c.hidden]
     if not hidden:
         return checks
+    judged = {g for c in hidden if c.oracle for g in c.gates}  # the gates an oracle check on hidden inputs can open
+    opened = open_gates(checks)
     twins: dict[str, list[CheckResult]] = {}
-    works: dict[str, bool] = {}
     for c in hidden:
         if c.twin:
             twins.setdefault(c.name.split("[")[0] + "[" + c.twin + "]", []).append(c)
-        if c.twin or c.grade_only:
-            for f in c.subjects:  # a check of several functions that failed on one says nothing of the others
-                if c.passed or f == c.subject or len(c.subjects) == 1:
-                    works[f] = works.get(f, False) or c.passed
+
+    def closed(gates: list[str]) -> list[str]:
+        return [g for g in gates if g not in opened and (g in judged or not partial)]
+
     for c in checks:
-        if c.twin or c.grade_only or not c.passed:
+        if c.twin or not c.passed:
             continue
         failed = [t for t in twins.get(c.name, []) if not t.passed]
-        if c.name in twins:
-            what = HIDDEN_TWIN if failed else ""
-        elif any(f in works for f in c.subjects) and not any(works.get(f) for f in c.subjects):
-            failed, what = [], HIDDEN_NONE.format(subject=", ".join(c.subjects))
+        if failed:
+            text = HIDDEN_FAILED.format(what=HIDDEN_TWIN)
+        elif closed(c.replays):
+            text = HIDDEN_PIECES.format(pieces=", ".join(c.replays), missing=", ".join(closed(c.replays)))
+        elif closed(c.gates):
+            gates = ", ".join(closed(c.gates))
+            text = (HIDDEN_FAILED.format(what=HIDDEN_NONE.format(subject=gates)) if c.name in twins or not c.hidden
+                    else HIDDEN_NONE_ALONE.format(subject=gates))
         else:
-            continue
-        if not what:
             continue
         c.outcome, c.kind = "failed", "hidden"
         # a diagnosis the check itself made on the hidden input: its field, never a line of its text
@@ -154,8 +184,8 @@ def gated(checks: list[CheckResult], show_hidden: bool = False) -> list[CheckRes
         c.diagnosis = told[0] if told else ""
         detail = ([f"Скрытая проверка {failed[0].name} (повторить: та же команда с ней вместо открытой):\n"
                    f"{failed[0].message}"] if show_hidden and failed else
-                  told + ([] if show_hidden else [SHOW_HIDDEN]))
-        c.message = "\n".join([HIDDEN_FAILED.format(what=what), *detail])
+                  told + ([] if show_hidden or not failed else [SHOW_HIDDEN]))
+        c.message = "\n".join([text, *detail])
     return [c for c in checks if not c.twin]
 
 

@@ -80,6 +80,23 @@ def run_check_json(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProc
     return proc, json.loads(out.read_text(encoding="utf-8"))
 
 
+def collected(tmp_path: Path, hw_name: str = HW) -> list[dict]:
+    """Every check of a homework's graded suites as the grade for the record collects it (grader.plugin._meta, on
+    hidden inputs: twins and checks run only in the grade too), each with its part's id (``part``)."""
+    from grader import homeworks
+    from grader.runner import PYTEST_FLAGS
+
+    hw = homeworks.load(hw_name)
+    events = tmp_path / "collected.jsonl"
+    subprocess.run([sys.executable, "-m", "pytest", str(hw.tests_dir), "--collect-only", "--results-file",
+                    str(events), *PYTEST_FLAGS], cwd=str(tmp_path), capture_output=True, timeout=300,
+                   env=dict(os.environ, HWKIT_INPUTS="hidden", PYTHONPATH=str(ROOT)))
+    items = next(json.loads(line) for line in events.read_text(encoding="utf-8").splitlines()
+                 if json.loads(line).get("event") == "collected")["items"]
+    by_file = {p.tests: p.id for p in hw.parts}
+    return [{**item, "part": by_file[item["nodeid"].split("::")[0].rsplit("/", 1)[-1]]} for item in items]
+
+
 def run_measured(cmd: list[str], timeout: float, **popen) -> tuple[subprocess.CompletedProcess, float]:
     """Run ``cmd`` (its output captured) and return it with the CPU seconds of that process and of every process it
     waited for, its own figure even while other processes of this one run beside it."""

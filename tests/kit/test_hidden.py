@@ -21,9 +21,12 @@ from kit import run_check
 HW = "s6-hw00-rl-foundations"
 
 
-def item(name: str, subject: str = "f", twin: str = "", hidden_: bool = False) -> dict:
+def item(name: str, subject: str = "f", twin: str = "", hidden_: bool = False, oracle: bool = False,
+         gate: str = "", replays: tuple[str, ...] = ()) -> dict:
+    """A collected check, as the plugin describes it (grader.plugin._meta); twins are oracle checks unless told."""
     return {"nodeid": f"t.py::{name}", "name": name, "title": f"проверка {name}", "weight": 1.0, "bonus": False,
-            "subjects": [subject], "hidden": hidden_ or bool(twin), "twin": twin}
+            "subjects": [subject], "hidden": hidden_ or bool(twin), "twin": twin, "oracle": oracle or bool(twin),
+            "gates": [gate or subject], "replays": list(replays)}
 
 
 def result(name: str, outcome: str, message: str = "", diagnosis: str = "") -> dict:
@@ -59,7 +62,7 @@ def test_show_hidden_tells_the_hidden_failure_and_which_check_reruns_it():
     assert "test_r[hidden-0]" in got["test_r[0]"].message and "ожидалось 1, получено 2" in got["test_r[0]"].message
 
 
-def test_a_check_without_a_twin_counts_when_its_function_passes_a_hidden_check():
+def test_a_check_without_a_twin_counts_when_its_function_passes_a_hidden_oracle_check():
     items = [item("test_lesson", "f"), item("test_other", "g"), item("test_r[0]", "f"),
              item("test_r[hidden-0]", "f", twin="0"), item("test_s[0]", "f"), item("test_s[hidden-0]", "f", twin="0")]
     one_passes = graded(items, [("test_lesson", "passed", ""), ("test_other", "passed", ""),
@@ -67,7 +70,9 @@ def test_a_check_without_a_twin_counts_when_its_function_passes_a_hidden_check()
                                 ("test_s[0]", "passed", ""), ("test_s[hidden-0]", "passed", "")])
     assert one_passes["test_lesson"].passed  # one missed hidden case costs that check, not the function
     assert not one_passes["test_r[0]"].passed and one_passes["test_s[0]"].passed
-    assert one_passes["test_other"].passed  # g has no hidden checks at all: nothing gates it
+    # g has no oracle check on hidden inputs at all: in a grade for the record nothing of it counts
+    assert not one_passes["test_other"].passed and "g проходит хотя бы одну" not in one_passes["test_other"].message
+    assert "g не проходит ни одной проверки на скрытых входах" in one_passes["test_other"].message
     none_passes = graded(items, [("test_lesson", "passed", ""), ("test_r[0]", "passed", ""),
                                  ("test_r[hidden-0]", "failed", ""), ("test_s[0]", "passed", ""),
                                  ("test_s[hidden-0]", "failed", "")])
@@ -75,30 +80,107 @@ def test_a_check_without_a_twin_counts_when_its_function_passes_a_hidden_check()
     assert "не проходит ни одной проверки на скрытых входах" in none_passes["test_lesson"].message
 
 
-def test_a_check_of_two_functions_that_fails_on_one_closes_the_gate_of_that_one_only():
+def test_a_run_of_selected_checks_gates_only_what_it_ran_an_oracle_check_of():
+    items = [item("test_lesson", "f"), item("test_other", "g"), item("test_s[0]", "f"),
+             item("test_s[hidden-0]", "f", twin="0")]
+    records = [{"event": "part-checks", "file": "t.py", "items": items}, {"event": "collected", "items": items},
+               *(result(n, "passed") for n in ("test_lesson", "test_other", "test_s[0]")),
+               result("test_s[hidden-0]", "failed")]
+    got = {c.name: c.passed for c in check_results(records)}
+    assert got == {"test_lesson": False, "test_other": True, "test_s[0]": False}
+
+
+def test_only_an_oracle_check_opens_a_gate():
+    """A property's twin (the changed Q entries were visited: Q = 0 passes it), a statistical check on hidden seeds,
+    a comparison of the function with itself: passed on hidden inputs, they open nothing; an oracle check does."""
+    items = [item("test_lesson", "f"), item("test_prop[0]", "f"), {**item("test_prop[hidden-0]", "f", twin="0"),
+                                                                     "oracle": False},
+             item("test_cliff[0]", "f", hidden_=True), item("test_self[0]", "f"),
+             {**item("test_self[hidden-0]", "f", twin="0"), "oracle": False}]
+    passing = [(c["name"], "passed", "") for c in items]
+    got = graded(items, passing)
+    assert not any(c.passed for c in got.values()), {n: c.message for n, c in got.items()}
+    assert got["test_cliff[0]"].kind == "hidden" and "f проходит хотя бы одну" in got["test_cliff[0]"].message
+    opened = graded([*items, item("test_exact[0]", "f"), item("test_exact[hidden-0]", "f", twin="0")],
+                    [*passing, ("test_exact[0]", "passed", ""), ("test_exact[hidden-0]", "passed", "")])
+    assert all(c.passed for c in opened.values())
+    grade_only = graded([*items, item("test_replay", "f", hidden_=True, oracle=True)],
+                        [*passing, ("test_replay", "passed", "")])  # an oracle check run only in the grade
+    assert all(c.passed for c in grade_only.values())
+
+
+def test_a_replay_counts_and_opens_its_gate_only_when_each_piece_passes_its_own_oracle_check():
+    """train replayed from the student's own pieces: placeholders wired as the docstring says pass the replay, and
+    a made-up history then passes train's statistics; neither counts while a piece fails its own oracle check."""
+    pieces = ("sample", "rewards")
+    items = [item("test_sample[0]", "sample"), item("test_sample[hidden-0]", "sample", twin="0"),
+             item("test_rewards[0]", "rewards"), item("test_rewards[hidden-0]", "rewards", twin="0"),
+             item("test_train_replay", "train", hidden_=True, oracle=True, replays=pieces),
+             item("test_train_goal", "train", hidden_=True)]
+    every = [(c["name"], "passed", "") for c in items]
+    assert all(c.passed for c in graded(items, every).values())
+    got = graded(items, [(n, "failed" if n == "test_rewards[hidden-0]" else o, m) for n, o, m in every])
+    assert not got["test_rewards[0]"].passed and got["test_sample[0]"].passed
+    replay, goal = got["test_train_replay"], got["test_train_goal"]
+    assert not replay.passed and replay.kind == "hidden" and "не проходят: rewards" in replay.message, replay.message
+    assert not goal.passed and "train" in goal.message  # the replay did not open train's gate
+    chained = graded([*items, item("test_loop", "loop", hidden_=True, oracle=True, replays=("train",))],
+                     [*every, ("test_loop", "passed", "")])  # a replay of a replayed function: opened in turn
+    assert chained["test_loop"].passed
+
+
+def test_one_behaviour_of_a_function_has_a_gate_of_its_own():
+    """train's GRPO (algo='grpo') works or not on its own: its replay opens its checks, not PPO's, and the other way
+    round."""
+    grpo = "train(algo='grpo')"
+    items = [item("test_train_replay", "train", hidden_=True, oracle=True), item("test_train_goal", "train"),
+             item("test_grpo_replay", "train", hidden_=True, oracle=True, gate=grpo),
+             item("test_grpo_goal", "train", gate=grpo)]
+    got = graded(items, [("test_train_replay", "failed", ""), ("test_train_goal", "passed", ""),
+                         ("test_grpo_replay", "passed", ""), ("test_grpo_goal", "passed", "")])
+    assert {n: c.passed for n, c in got.items()} == {"test_train_replay": False, "test_train_goal": False,
+                                                     "test_grpo_replay": True, "test_grpo_goal": True}
+    got = graded(items, [("test_train_replay", "passed", ""), ("test_train_goal", "passed", ""),
+                         ("test_grpo_replay", "failed", ""), ("test_grpo_goal", "passed", "")])
+    assert {n: c.passed for n, c in got.items()} == {"test_train_replay": True, "test_train_goal": True,
+                                                     "test_grpo_replay": False, "test_grpo_goal": False}
+
+
+def test_a_check_of_two_functions_counts_only_when_both_work_on_hidden_inputs():
+    items = [item("test_f[0]", "f"), item("test_f[hidden-0]", "f", twin="0"), item("test_g[0]", "g"),
+             item("test_g[hidden-0]", "g", twin="0"), {**item("test_fg", "f"), "subjects": ["f", "g"],
+                                                        "gates": ["f", "g"]}]
+    both = graded(items, [(c["name"], "passed", "") for c in items])
+    assert both["test_fg"].passed
+    one = graded(items, [(c["name"], "failed" if c["name"] == "test_g[hidden-0]" else "passed", "") for c in items])
+    assert one["test_f[0]"].passed and not one["test_fg"].passed and "g не проходит" in one["test_fg"].message
+
+
+def test_an_oracle_check_of_two_functions_that_fails_opens_neither_gate():
     items = [item("test_f", "f"), item("test_g", "g"), item("test_fg[0]", "f"),
-             {**item("test_fg[hidden-0]", "f", twin="0"), "subjects": ["f", "g"]}, item("test_g1[0]", "g"),
-             item("test_g1[hidden-0]", "g", twin="0")]
+             {**item("test_fg[hidden-0]", "f", twin="0"), "subjects": ["f", "g"], "gates": ["f", "g"]},
+             item("test_g1[0]", "g"), item("test_g1[hidden-0]", "g", twin="0")]
     records = [{"event": "collected", "items": items}, result("test_f", "passed"), result("test_g", "passed"),
                result("test_fg[0]", "passed"), {**result("test_fg[hidden-0]", "failed"), "subject": "g"},
                result("test_g1[0]", "passed"), result("test_g1[hidden-0]", "passed")]
     got = {c.name: c.passed for c in check_results(records)}
-    assert got == {"test_f": True, "test_g": True, "test_fg[0]": False, "test_g1[0]": True}
+    assert got == {"test_f": False, "test_g": True, "test_fg[0]": False, "test_g1[0]": True}
 
 
 def test_a_check_without_a_verdict_keeps_its_flags_so_the_gate_still_sees_it():
     """The checking process ended before some checks had a verdict (no result record): they fail as what the
-    collection says they are, so a hidden twin that never ran still fails its public case, and a check run only in
-    the grade that never ran still leaves its function's other checks without an exact pass on hidden inputs."""
+    collection says they are, so a hidden twin that never ran still fails its public case, and an oracle check run
+    only in the grade that never ran opens nothing for its function's other checks."""
     items = [item("test_r[0]", "f"), item("test_r[hidden-0]", "f", twin="0"), item("test_lesson", "g"),
-             {**item("test_replay", "g", hidden_=True), "grade_only": True}, {**item("test_empty", "h"), "guard": True}]
+             item("test_replay", "g", hidden_=True, oracle=True), {**item("test_empty", "h"), "guard": True}]
+    items[3]["grade_only"] = True
     records = [{"event": "collected", "items": items}, result("test_r[0]", "passed"), result("test_lesson", "passed")]
     got = {c.name: c for c in check_results(records)}
     assert list(got) == ["test_r[0]", "test_lesson", "test_replay", "test_empty"]  # the twin carries no points
     assert not got["test_r[0]"].passed and got["test_r[0]"].kind == "hidden"
     assert not got["test_lesson"].passed and "ни одной проверки на скрытых входах" in got["test_lesson"].message
     replay, empty = got["test_replay"], got["test_empty"]
-    assert not replay.passed and (replay.hidden, replay.grade_only) == (True, True)
+    assert not replay.passed and (replay.hidden, replay.grade_only, replay.oracle) == (True, True, True)
     assert not empty.passed and empty.guard and "процесс проверки прервался" in empty.message
 
 
@@ -108,9 +190,12 @@ def test_a_failed_public_check_keeps_its_own_message():
     assert got["test_r[0]"].message == "своё сообщение"
 
 
-def test_a_behaviour_check_on_hidden_seeds_is_graded_itself():
-    items = [item("test_cliff[0]", hidden_=True)]
-    assert graded(items, [("test_cliff[0]", "passed", "")])["test_cliff[0]"].passed
+def test_a_behaviour_check_on_hidden_seeds_is_graded_itself_behind_its_gate():
+    items = [item("test_cliff[0]", hidden_=True), item("test_r[0]"), item("test_r[hidden-0]", twin="0")]
+    assert graded(items, [("test_cliff[0]", "passed", ""), ("test_r[0]", "passed", ""),
+                          ("test_r[hidden-0]", "passed", "")])["test_cliff[0]"].passed
+    assert not graded(items, [("test_cliff[0]", "passed", ""), ("test_r[0]", "passed", ""),
+                              ("test_r[hidden-0]", "failed", "")])["test_cliff[0]"].passed
 
 
 def test_hidden_seeds_derive_from_the_secret(tmp_path, monkeypatch):
@@ -224,28 +309,22 @@ def test_without_namespaces_a_worker_run_as_a_user_of_its_own_cannot_read_the_an
 
 
 def test_every_function_has_an_exact_check_on_hidden_inputs_of_its_own(tmp_path):
-    """Only an exact check on hidden inputs (a twin, or a check run only in the grade) opens the gate of a function's
-    other checks (grader.runner.gated): a function without one would keep its worked examples ungated, which a table
-    of the public answers passes."""
-    import json
-    import subprocess
-    import sys
+    """Only a declared oracle check on hidden inputs (``@graded(..., oracle=True)``: its hidden twin, a check run only
+    in the grade, or one run on hidden seeds) opens the gate of a function's checks (grader.runner.gated): every
+    function, and every behaviour with a gate of its own (train's GRPO), has one, of that function alone (a check of
+    several that fails on one opens none); every graded check counts behind a gate, and every piece a replay
+    composes has an oracle check of its own."""
+    from kit import collected
 
-    from grader import homeworks
-    from grader.runner import PYTEST_FLAGS
-
-    hw = homeworks.load(HW)
-    events = tmp_path / "collected.jsonl"
-    subprocess.run([sys.executable, "-m", "pytest", str(hw.tests_dir), "--collect-only", "--results-file",
-                    str(events), *PYTEST_FLAGS], cwd=str(tmp_path), capture_output=True, timeout=300,
-                   env=dict(os.environ, HWKIT_INPUTS="hidden", PYTHONPATH=str(ROOT)))
-    items = next(json.loads(line) for line in events.read_text(encoding="utf-8").splitlines()
-                 if json.loads(line).get("event") == "collected")["items"]
-    # of one function each: a check of several that fails on one of them closes the gate of that one only
-    exact = {f for item in items if (item["twin"] or item["grade_only"]) and len(item["subjects"]) == 1
-             for f in item["subjects"]}
-    graded = {f for item in items for f in item["subjects"]}
-    assert graded and graded <= exact, sorted(graded - exact)
+    items = collected(tmp_path)
+    assert all(item["gates"] for item in items), [item["name"] for item in items if not item["gates"]]
+    oracle = {g for item in items if item["oracle"] and item["hidden"] and len(item["gates"]) == 1
+              for g in item["gates"]}
+    gates = {g for item in items for g in item["gates"]}
+    pieces = {p for item in items for p in item["replays"]}
+    assert gates and gates <= oracle, sorted(gates - oracle)
+    assert pieces and pieces <= oracle, sorted(pieces - oracle)
+    assert "train(algo='grpo')" in gates  # GRPO's checks count behind GRPO's own replay, not PPO's
 
 
 def test_gradescope_shows_a_failure_on_hidden_inputs_only_after_publishing_and_rows_name_their_rules():

@@ -64,7 +64,7 @@ def pair_of_floats(got, what):
 
 
 @graded("log_softmax: [1, 2, 3] и устойчивость: логиты 1000, 1001; логиты в 1000 друг от друга; батч с большими "
-        "логитами в каждой строке", subject="log_softmax")
+        "логитами в каждой строке", subject="log_softmax", oracle=True)
 @inputs("seed", [0])
 def test_log_softmax(boss, seed):
     check_close(boss.log_softmax(np.array([1.0, 2.0, 3.0])), [-2.40760596, -1.40760596, -0.40760596],
@@ -186,7 +186,7 @@ def _forced_tables(lm, seed):
 
 
 @graded("Сэмплирование ответов детерминированной политикой: токены, маска, длины, EOS, предыдущие токены, log π, "
-        "log π_ref и V(s_t) (seed {seed})", subject="sample_answers")
+        "log π_ref и V(s_t) (seed {seed})", subject="sample_answers", oracle=True)
 @inputs("seed", [0, 1])
 def test_sample_answers_forced(boss, lm, seed):
     theta, w, ref, prompts = _forced_tables(lm, 70 + seed)
@@ -220,7 +220,7 @@ def test_sample_answers_consistent(boss, lm, seed):
 
 
 @graded("Сэмплирование: частоты токенов совпадают с π_θ (B = 6000, 5σ), зерно rng определяет батч (seed {seed})",
-        subject="sample_answers")
+        subject="sample_answers", oracle=True)
 @inputs("seed", [5])
 def test_sample_answers_distribution(boss, lm, seed):
     theta, w, ref, prompts, b = _sample(boss, lm, seed, B=6000)
@@ -287,7 +287,7 @@ def test_token_rewards_hand_made(boss):
 
 
 @graded("Награды токенов на случайном батче: сумма по ответу = оценка − β·Σ(log π − log π_ref) (seed {seed})",
-        subject="token_rewards")
+        subject="token_rewards", oracle=True)
 @inputs("seed", [0, 1])
 def test_token_rewards_random(boss, seed):
     rng = np.random.default_rng(40 + seed)
@@ -370,7 +370,8 @@ def test_token_gae_long_answer(boss):
                           np.tile(np.trunc(0.95 ** np.arange(100, -1, -1)), (2, 1))})
 
 
-@graded("GAE по токенам на случайном батче против суммы Σ(γλ)^l δ по каждому ответу (seed {seed})", subject="token_gae")
+@graded("GAE по токенам на случайном батче против суммы Σ(γλ)^l δ по каждому ответу (seed {seed})", subject="token_gae",
+        oracle=True)
 @inputs("seed", [0, 1, 2])
 def test_token_gae_random(boss, seed):
     rng = np.random.default_rng(60 + seed)
@@ -393,7 +394,7 @@ def test_token_gae_random(boss, seed):
 
 
 @graded("Нормировка преимуществ только по настоящим токенам: паддинг не сдвигает mean и std",
-        subject="masked_normalize")
+        subject="masked_normalize", oracle=True)
 @inputs("seed", [8])
 def test_masked_normalize(boss, seed):
     """Настоящие токены [1, 2, 3, 4]: mean = 2.5, std = √1.25 ≈ 1.118034 → (x − 2.5)/1.118034."""
@@ -436,7 +437,7 @@ def _policy_case(seed, B=3, L=4, V=6):
 
 
 @graded("Градиент loss актора по логитам против конечных разностей: клиппинг, энтропия, маска (seed {seed})",
-        subject="policy_loss")
+        subject="policy_loss", oracle=True)
 @inputs("seed", [0, 1, 2])
 def test_policy_loss_gradient(boss, seed):
     logits, actions, logp_old, adv, mask = _policy_case(seed)
@@ -508,7 +509,7 @@ def test_policy_loss_masking(boss, seed):
     check_close(grad[pad], np.zeros((pad.sum(), logits.shape[-1])), what="градиент по логитам паддинга", atol=1e-12)
 
 
-@graded("Градиент loss критика против конечных разностей; паддинг не учится", subject="critic_loss")
+@graded("Градиент loss критика против конечных разностей; паддинг не учится", subject="critic_loss", oracle=True)
 @inputs("seed", [21])
 def test_critic_loss_gradient(boss, seed):
     rng = np.random.default_rng(seed)
@@ -532,7 +533,7 @@ def test_critic_loss_gradient(boss, seed):
 
 
 @graded("Adam: первый шаг ≈ lr·sign(g), три шага против формулы с поправкой смещения (seed {seed})",
-        subject="adam_step")
+        subject="adam_step", oracle=True)
 @inputs("seed", [4])
 def test_adam_step(boss, seed):
     param = np.array([1.0, -2.0, 0.5, 3.0])
@@ -619,7 +620,7 @@ UPDATE_SETTINGS = {"ε = 0.2, c_v = 0.5, c_e = 0.01, lr = 0.05, 3 эпохи п�
 
 @graded("Обновление PPO: эпохи по перемешанным мини-батчам, logp_old из батча, Adam — повтор по порядку из docstring "
         "(seed {seed}; чётный: ε = 0.2, c_v = 0.5, c_e = 0.01, lr = 0.05, 3 эпохи по 4 мини-батча; нечётный: ε = 0.1, "
-        "c_v = 1.5, c_e = 0.05, lr = 0.03, 2 эпохи по 3)", subject="ppo_update")
+        "c_v = 1.5, c_e = 0.05, lr = 0.03, 2 эпохи по 3)", subject="ppo_update", oracle=True)
 @inputs("seed", [0, 1])
 def test_ppo_update_replay(boss, lm, seed):
     theta, w, batch, opt = _update_case(lm, 90 + seed)
@@ -732,7 +733,7 @@ def test_kl_and_entropy(boss):
 
 
 @graded("Мониторинг на случайном батче: KL к референсу на ответ и энтропия на токен против подсчёта по состояниям "
-        "(seed {seed})", subject="kl_and_entropy")
+        "(seed {seed})", subject="kl_and_entropy", oracle=True)
 @inputs("seed", [0, 1])
 def test_kl_and_entropy_random(boss, seed):
     rng = np.random.default_rng(130 + seed)
@@ -779,6 +780,11 @@ def default_training(boss):
     return get
 
 
+# the student's own functions the replays of train compose (key.train_replay): each must pass its own oracle check on
+# hidden inputs for a replay to count (grader.runner.gated); train's GRPO (algo="grpo") has a gate of its own
+TRAIN_PIECES = ("sample_answers", "token_rewards", "token_gae", "kl_and_entropy", "ppo_update")
+GRPO_PIECES = ("sample_answers", "grpo_advantages", "kl_and_entropy", "ppo_update")
+GRPO = "train(algo='grpo')"
 TRAIN_REPLAY = dict(batch_size=32, beta=0.05, gamma=0.95, lam=0.8, lr=0.03, n_epochs=2, n_minibatches=2, eps=0.1,
                     c_v=1.0, c_e=0.05)
 GRPO_REPLAY = dict(batch_size=32, group_size=4, beta=0.05)
@@ -806,7 +812,7 @@ def check_history_replay(history, expected, variants, *, what, hint):
 
 
 @graded("train по шагам docstring: 3 обновления с β, γ, λ, lr, ε, c_v, c_e, эпохами и мини-батчами не по умолчанию "
-        "повторены вашими же функциями (seed {seed})", subject="train")
+        "повторены вашими же функциями (seed {seed})", subject="train", oracle=True, replays=TRAIN_PIECES)
 @grade_only
 @inputs("seed", [7], behaviour=True)
 def test_train_replay(boss, lm, seed):
@@ -967,7 +973,7 @@ def test_grpo_advantages(boss):
 
 
 @graded("Бонус: групповое преимущество GRPO на случайных оценках, группы по 2–5 ответов (seed {seed})", bonus=True,
-        subject="grpo_advantages")
+        subject="grpo_advantages", oracle=True)
 @inputs("seed", [0, 1])
 def test_grpo_advantages_random(boss, seed):
     rng = np.random.default_rng(150 + seed)
@@ -982,7 +988,7 @@ def test_grpo_advantages_random(boss, seed):
 
 
 @graded("Бонус: градиент loss GRPO (клиппинг + KL-слагаемое k3) против конечных разностей (seed {seed})", bonus=True,
-        subject="grpo_policy_loss")
+        subject="grpo_policy_loss", oracle=True)
 @inputs("seed", [31])
 def test_grpo_policy_loss_gradient(boss, seed):
     logits, actions, logp_old, adv, mask = _policy_case(seed)
@@ -1003,7 +1009,8 @@ GRPO_HINT = ("промпты GRPO — как в docstring: из rng берут B
 
 
 @graded("Бонус: GRPO в train(algo='grpo'): группа — ответы на один промпт, 2 обновления повторены по шагам docstring "
-        "вашими же функциями (seed {seed})", bonus=True, subject="train")
+        "вашими же функциями (seed {seed})", bonus=True, subject="train", oracle=True, replays=GRPO_PIECES,
+        gate=GRPO)
 @grade_only
 @inputs("seed", TRAIN_SEEDS, behaviour=True)
 def test_train_grpo_replay(boss, lm, seed):
@@ -1014,7 +1021,7 @@ def test_train_grpo_replay(boss, lm, seed):
 
 
 @graded("Бонус: GRPO в train(algo='grpo'): обучение до ≥ 0.85 за 80 обновлений, KL < 6 нат (seed {seed})", bonus=True,
-        subject="train")
+        subject="train", gate=GRPO)
 @inputs("seed", TRAIN_SEEDS, behaviour=True)
 def test_train_grpo(boss, seed):
     replayed = _history(boss, algo="grpo", n_updates=2, seed=seed, **GRPO_REPLAY)
@@ -1031,7 +1038,7 @@ def test_train_grpo(boss, seed):
 
 
 @graded("Бонус: λ VAPO = 1 − 1/(αl): α = 0.05, l = 100 → 0.8; l = 1000 → 0.98; и GAE с λ своим у каждого ответа "
-        "(seed {seed})", bonus=True, subject="vapo_lambda")
+        "(seed {seed})", bonus=True, subject="vapo_lambda", oracle=True)
 @inputs("seed", [12])
 def test_vapo_lambda(boss, seed):
     check_close(boss.vapo_lambda(np.array([100, 1000, 20, 5]), 0.05), [0.8, 0.98, 0.0, 0.0], atol=1e-12,
@@ -1118,7 +1125,7 @@ def _optimum_case(seed):
 
 @graded("Бонус: оптимум с KL-штрафом на случайных ответах против точного расчёта и тождество "
         "J* = mean_reward − β·kl = β·log E_ref[exp(r/β)] (seed {seed})", bonus=True, subject="kl_optimal_policy",
-        weight=OPTIMUM_WEIGHT)
+        weight=OPTIMUM_WEIGHT, oracle=True)
 @inputs("seed", [0, 1])
 def test_kl_optimal_policy_random(boss, seed):
     ref_logp, rewards, beta = _optimum_case(170 + seed)
@@ -1142,7 +1149,7 @@ def test_kl_optimal_policy_random(boss, seed):
 
 
 @graded("Бонус: пределы оптимума с KL-штрафом: β = 1e−4 — вся масса на лучшем ответе, β = 1e6 — π* = π_ref (seed "
-        "{seed})", bonus=True, subject="kl_optimal_policy", weight=OPTIMUM_WEIGHT)
+        "{seed})", bonus=True, subject="kl_optimal_policy", weight=OPTIMUM_WEIGHT, oracle=True)
 @inputs("seed", [0])
 def test_kl_optimal_policy_limits(boss, seed):
     ref_logp, rewards, _ = _optimum_case(190 + seed)
@@ -1180,7 +1187,7 @@ FRONTIER_HINT = ("KL-штраф −β·(log π − log π_ref) — в награ
 
 @graded("Бонус: сколько стоит KL — итоговые политики train(beta=0.1, tables=...), оценённые перебором всех ответов, "
         "против точного оптимума π*: медиана по 11 запускам — KL от 3.5 до 3.98 ната (у π* 3.77), J ≥ 0.95·J* (seed "
-        "{seed})", bonus=True, subject="train", weight=FRONTIER_WEIGHT)
+        "{seed})", bonus=True, subject="train", weight=FRONTIER_WEIGHT, replays=TRAIN_PIECES)
 @grade_only
 @inputs("seed", [0], behaviour=True)
 def test_train_kl_frontier(boss, lm, seed):

@@ -270,7 +270,7 @@ def random_q(seed):
 
 
 @graded("ε-жадный выбор на случайных Q(s, ·) и ε: P(a) = (1 − ε)/k + ε/A у каждого из k лучших, ε/A у остальных "
-        "(seed {seed})", subject="epsilon_greedy")
+        "(seed {seed})", subject="epsilon_greedy", oracle=True)
 @inputs("seed", [0])
 def test_epsilon_greedy_random(control, seed):
     q, eps = random_q(seed)
@@ -458,7 +458,7 @@ def _episodes_end_right(name, episodes, n):
 
 
 @graded("{name} на случайной MDP с одним действием (выбора нет — эпизоды те же у любого верного решения): Q после "
-        "60 эпизодов, и после truncated бутстрап остаётся (seed {seed})", subject="{name}")
+        "60 эпизодов, и после truncated бутстрап остаётся (seed {seed})", subject="{name}", oracle=True)
 @inputs("name,seed", [("q_learning", 0), ("q_learning", 1), ("sarsa", 0), ("sarsa", 1)])
 def test_one_action_mdp(control, name, seed):
     """Случайная MDP (6 состояний, у каждого одно действие 0): агент проходит ровно те эпизоды, что даёт сама среда,
@@ -497,7 +497,7 @@ def test_random_mdp_properties(control, name, seed):
 
 
 @graded("{name} на случайной MDP: Q совпадает с повтором записанных переходов по правилу; episode_returns на обрыве "
-        "— суммы наград эпизодов (seed {seed})", subject="{name}")
+        "— суммы наград эпизодов (seed {seed})", subject="{name}", oracle=True)
 @grade_only
 @inputs("name,seed", [("q_learning", 0), ("q_learning", 1), ("sarsa", 0), ("sarsa", 1)], behaviour=True)
 def test_replay_random_mdp(control, envs, name, seed):

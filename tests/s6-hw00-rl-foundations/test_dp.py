@@ -211,7 +211,7 @@ EVALUATORS = ("solve_bellman", "policy_evaluation")
 
 
 # one function a check: a failure on hidden inputs closes the gate of that function only (grader.runner.gated)
-@graded("Случайные MDP: {method} совпадает с независимым расчётом V^π (seed {seed})", subject="{method}")
+@graded("Случайные MDP: {method} совпадает с независимым расчётом V^π (seed {seed})", subject="{method}", oracle=True)
 @inputs("method,kind,seed", [(m, k, s) for m in EVALUATORS for k, s in EVALUATION_CASES],
         ids=[f"{m}-{s}" for m in EVALUATORS for _, s in EVALUATION_CASES], seed="seed")
 def test_evaluation_random(dp, method, kind, seed):
@@ -255,7 +255,8 @@ def test_chain_q_from_v(dp):
                           "сумма по оси s, а не s'": wrong_axis})
 
 
-@graded("Случайные MDP: q_from_v совпадает с суммой R[s, a] + γ·Σ P[s, a, s']·V(s') (seed {seed})", subject="q_from_v")
+@graded("Случайные MDP: q_from_v совпадает с суммой R[s, a] + γ·Σ P[s, a, s']·V(s') (seed {seed})", subject="q_from_v",
+        oracle=True)
 @inputs("seed", [0, 1])
 def test_q_from_v_random(dp, seed):
     rng = np.random.default_rng(500 + seed)
@@ -490,7 +491,7 @@ OPTIMAL_CASES = [("open", 0), ("open", 1), ("terminal", 2)]
 SOLVERS = ("value_iteration", "policy_iteration")
 
 
-@graded("Случайные MDP: {method} находит V* полного перебора политик (seed {seed})", subject="{method}")
+@graded("Случайные MDP: {method} находит V* полного перебора политик (seed {seed})", subject="{method}", oracle=True)
 @inputs("method,kind,seed", [(m, k, s) for m in SOLVERS for k, s in OPTIMAL_CASES],
         ids=[f"{m}-{s}" for m in SOLVERS for _, s in OPTIMAL_CASES], seed="seed")
 def test_optimal_random(dp, method, kind, seed):

@@ -189,7 +189,7 @@ def test_returns_edge_gammas(mc_td, gamma, expected):
 
 
 @graded("Отдачи случайных эпизодов против явной суммы Σ γ^k r_{t+k} (float32, float64, списки; seed {seed})",
-        subject="discounted_returns")
+        subject="discounted_returns", oracle=True)
 @inputs("seed,as_list", [(0, False), (1, True)], ids=["0", "1"], seed="seed")
 def test_returns_random(mc_td, seed, as_list):
     rng = np.random.default_rng(900 + seed)
@@ -278,7 +278,8 @@ def test_mc_constant_alpha(mc_td):
                 mistakes=key.mc_mistakes(HAND, 4, 0.5, True, alpha=0.5))
 
 
-@graded("Монте-Карло на случайных эпизодах против списков отдач по состояниям (seed {seed})", subject="mc_prediction")
+@graded("Монте-Карло на случайных эпизодах против списков отдач по состояниям (seed {seed})", subject="mc_prediction",
+        oracle=True)
 @inputs("seed", [0, 1, 2])
 def test_mc_random(mc_td, seed):
     rng = np.random.default_rng(1000 + seed)
@@ -375,7 +376,7 @@ def test_td0_truncated_bootstraps(mc_td):
 
 
 @graded("TD(0) на случайных эпизодах (часть оборвана), n_epochs = {n_epochs}, против прохода по плоскому батчу",
-        subject="td0_prediction")
+        subject="td0_prediction", oracle=True)
 @inputs("n_epochs,seed", [(1, 1), (3, 3)], ids=["epochs1", "epochs3"], seed="seed")
 def test_td0_random(mc_td, n_epochs, seed):
     rng = np.random.default_rng(1100 + seed)

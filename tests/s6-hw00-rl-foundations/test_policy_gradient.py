@@ -100,7 +100,7 @@ def test_softmax_lesson(policy_gradient):
 
 
 @graded("softmax на случайных логитах против exp(log π) через log-sum-exp; списки, float32, float64, батч [..., A] "
-        "(seed {seed})", subject="softmax")
+        "(seed {seed})", subject="softmax", oracle=True)
 @inputs("seed", [0])
 def test_softmax_random(policy_gradient, seed):
     rng = np.random.default_rng(seed)
@@ -166,7 +166,8 @@ def test_grad_log_softmax_lesson(policy_gradient):
                           "вернули π": [0.5, 0.5]})
 
 
-@graded("∇ log softmax на случайных логитах против конечных разностей log π (seed {seed})", subject="grad_log_softmax")
+@graded("∇ log softmax на случайных логитах против конечных разностей log π (seed {seed})", subject="grad_log_softmax",
+        oracle=True)
 @inputs("seed", [1, 2, 3])
 def test_grad_log_softmax_random(policy_gradient, seed):
     rng = np.random.default_rng(seed)
@@ -249,7 +250,7 @@ def test_reinforce_step_baseline(policy_gradient, action, G):
 
 
 @graded("reinforce_step на случайных логитах: z + α·(G − b)·∇ log π(a) по конечным разностям (seed {seed})",
-        subject="reinforce_step")
+        subject="reinforce_step", oracle=True)
 @inputs("seed", [4, 5])
 def test_reinforce_step_random(policy_gradient, seed):
     rng = np.random.default_rng(seed)
@@ -332,7 +333,7 @@ def test_bandit_table(policy_gradient, use_baseline, seed, pi, var):
 
 
 @graded("Бандит на других seed против независимой реализации того же протокола (seed {seed})",
-        subject="reinforce_bandit")
+        subject="reinforce_bandit", oracle=True)
 @inputs("seed", [5, 6])
 def test_bandit_oracle(policy_gradient, seed):
     steps, lr = 600, 0.02

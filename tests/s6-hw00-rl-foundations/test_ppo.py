@@ -210,7 +210,7 @@ def random_trajectory(seed):
 
 
 @graded("TD-ошибки на случайных траекториях против δ_t = r_t + γ·V(s_{t+1}) − V(s_t) (seed {seed})",
-        subject="td_errors")
+        subject="td_errors", oracle=True)
 @inputs("seed", [0, 1, 2])
 def test_td_errors_random(ppo, seed):
     rewards, values, last_value, gamma, _ = random_trajectory(seed)
@@ -222,7 +222,7 @@ def test_td_errors_random(ppo, seed):
                 mistakes=key.td_mistakes(rewards, values, last_value, gamma))
 
 
-@graded("GAE на случайных траекториях против явной суммы Σ(γλ)^l δ_{t+l} (seed {seed})", subject="gae")
+@graded("GAE на случайных траекториях против явной суммы Σ(γλ)^l δ_{t+l} (seed {seed})", subject="gae", oracle=True)
 @inputs("seed", [0, 1, 2])
 def test_gae_random(ppo, seed):
     rewards, values, last_value, gamma, lam = random_trajectory(seed)
@@ -243,7 +243,7 @@ def test_gae_random(ppo, seed):
     check_close(ret, known[1], what="gae: returns = advantages + values", hint=hint, mistakes=mistakes)
 
 
-@graded("GAE принимает списки, float32 и целые награды, не меняет входы (и float64)", subject="gae")
+@graded("GAE принимает списки, float32 и целые награды, не меняет входы (и float64)", subject="gae", oracle=True)
 @inputs("seed", [7])
 def test_gae_types_and_inputs(ppo, seed):
     rng = np.random.default_rng(seed)
@@ -386,7 +386,7 @@ def test_clip_gradient(ppo):
 
 
 @graded("Клиппированная цель на случайных батчах против формы g(ε, Â) из Spinning Up; входы не меняются (seed {seed})",
-        subject="ppo_clip_objective")
+        subject="ppo_clip_objective", oracle=True)
 @inputs("seed", [0, 1])
 def test_clip_random(ppo, seed):
     rng = np.random.default_rng(100 + seed)
@@ -449,7 +449,8 @@ def test_normalize_eps(ppo):
                 hint="знаменатель — std + eps (np.std, ddof = 0).", mistakes=mistakes)
 
 
-@graded("Нормировка преимуществ на случайном батче: среднее 0, std 1, форма сохранена", subject="normalize_advantages")
+@graded("Нормировка преимуществ на случайном батче: среднее 0, std 1, форма сохранена", subject="normalize_advantages",
+        oracle=True)
 @inputs("seed", [3])
 def test_normalize_random(ppo, seed):
     rng = np.random.default_rng(seed)
@@ -496,7 +497,7 @@ def test_ppo_loss_four_actions(ppo):
                 mistakes=mistakes)
 
 
-@graded("Loss PPO на случайных батчах с другими ε, c_v, c_e (seed {seed})", subject="ppo_loss")
+@graded("Loss PPO на случайных батчах с другими ε, c_v, c_e (seed {seed})", subject="ppo_loss", oracle=True)
 @inputs("seed", [0, 1])
 def test_ppo_loss_random(ppo, seed):
     rng = np.random.default_rng(200 + seed)
@@ -574,7 +575,7 @@ def boundary_batch(rng, shape, end_rate):
 
 
 @graded("Батч из нескольких эпизодов равен GAE по каждому эпизоду отдельно (seed {seed})",
-        subject="gae_with_boundaries")
+        subject="gae_with_boundaries", oracle=True)
 @inputs("seed", [0, 1, 2])
 def test_boundaries_random(ppo, seed):
     rng = np.random.default_rng(300 + seed)
@@ -595,7 +596,8 @@ def test_boundaries_random(ppo, seed):
         check_unchanged(before, after, name=name, function="gae_with_boundaries")
 
 
-@graded("Параллельные среды: форма [T, N] — каждый столбец считается отдельно", subject="gae_with_boundaries")
+@graded("Параллельные среды: форма [T, N] — каждый столбец считается отдельно", subject="gae_with_boundaries",
+        oracle=True)
 @inputs("seed", [11])
 def test_boundaries_parallel(ppo, seed):
     rng = np.random.default_rng(seed)
@@ -627,7 +629,7 @@ def test_boundaries_parallel(ppo, seed):
 
 
 @graded("Без концов эпизодов gae_with_boundaries совпадает с gae (last_value — последний элемент next_values)",
-        subject="gae_with_boundaries")
+        subject="gae_with_boundaries", oracle=True)
 @inputs("seed", [5])
 def test_boundaries_match_gae(ppo, seed):
     rng = np.random.default_rng(seed)
@@ -660,7 +662,7 @@ def test_clipped_value_loss_pinned(ppo):
                 hint="0.5·mean(max((V − R̂)², (V_old + clip(V − V_old, −ε, ε) − R̂)²)).", mistakes=mistakes)
 
 
-@graded("Бонус: клиппированный loss критика на случайном батче", bonus=True, subject="clipped_value_loss")
+@graded("Бонус: клиппированный loss критика на случайном батче", bonus=True, subject="clipped_value_loss", oracle=True)
 @inputs("seed", [9])
 def test_clipped_value_loss_random(ppo, seed):
     rng = np.random.default_rng(seed)

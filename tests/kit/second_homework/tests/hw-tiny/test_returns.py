@@ -1,6 +1,7 @@
 """Graded checks of the part `returns`: the courier robot's worked example and random episodes, against the
 explicit sum Σ_t γ^t r_t of the answer key (tests/hw-tiny/key/returns.py; the reference folds the episode
-backwards). The random episodes run on hidden seeds too in the instructor's grade (grader.hidden)."""
+backwards). The random episodes run on hidden seeds too in the instructor's grade (grader.hidden): an oracle check,
+the one that opens the function's gate there (grader.runner.gated)."""
 import numpy as np
 
 from grader.checks import check_float, graded
@@ -16,7 +17,7 @@ def test_courier(returns):
                 hint="G_0 = r_0 + γ r_1 + γ² r_2 = 1 + 0.9 · 0 + 0.81 · 2")
 
 
-@graded("случайные эпизоды длины 1, 5 и 20, γ = 0.95", subject="discounted_return")
+@graded("случайные эпизоды длины 1, 5 и 20, γ = 0.95", subject="discounted_return", oracle=True)
 @inputs("seed", [0])
 def test_random_episodes(returns, seed):
     rng = np.random.default_rng(seed)
