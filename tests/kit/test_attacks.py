@@ -18,7 +18,7 @@ import pytest
 
 from grader import homeworks
 from grader.homeworks import ROOT
-from kit import HW, MODES, mode_env, run_check
+from kit import HW, MODES, collected, mode_env, run_check
 
 pytestmark = pytest.mark.slow  # grades whole homeworks: left out of the everyday loop (-m "not slow")
 
@@ -444,10 +444,16 @@ def test_a_conftest_beside_the_modules_or_the_notebook_is_never_loaded(graded, c
     assert not (student.parent / "mark").exists(), "the conftest.py ran"
 
 
-def _doing_nothing(folder: Path, how: str) -> None:
+def _doing_nothing(folder: Path, how: str, replaced: dict[str, str] | None = None) -> None:
     """Every part's module with each function replaced: raising ValueError on every input, returning its first
     argument (``echo``: at γ = 0 the returns are the rewards), zeroing its array arguments and returning zeros
-    (``zeroing``), or, for control, one constant answer (the greedy action of a check's Q) after env.reset()."""
+    (``zeroing``), or, for control, one constant answer (the greedy action of a check's Q) after env.reset()
+    (``resets``); or an answer of the right shape and type that does nothing (SHAPED): zeros or a constant (``zeros``,
+    ``constant``), the reference's train wired as its docstring says to such placeholder pieces (``placeholders``), a
+    made-up history (``made_up``: it passes train's statistics; the wired placeholders for a run as short as the
+    replay's, which then matches), honest bookkeeping with no learning
+    (``bookkeeping``: ε-greedy on Q = 0 with the rewards summed, train sampling and monitoring without an update).
+    ``replaced``: the reference, with only these functions (module -> code) replaced."""
     import ast
 
     folder.mkdir(parents=True)
@@ -455,7 +461,15 @@ def _doing_nothing(folder: Path, how: str) -> None:
     for module in hw.modules:
         source = (hw.homework_dir / f"{module}.py").read_text(encoding="utf-8")
         names = [n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name[0] != "_"]
-        if how == "raise":
+        if replaced is not None:
+            source, extra = (hw.solutions_dir / f"{module}.py").read_text(encoding="utf-8"), replaced.get(module, "")
+        elif how in SHAPED:
+            source = (hw.solutions_dir / f"{module}.py").read_text(encoding="utf-8")
+            value, kept = SHAPED[how]
+            extra = DOES_NOTHING + "".join(DOING.get(n, {}).get(how, "") for n in names if n in kept)  # first: they
+            # may keep the reference's pieces under names of their own
+            extra += "".join(f"\n{n} = _does_nothing({n}, {value})\n" for n in names if n not in kept)
+        elif how == "raise":
             extra = "".join(f"\n\ndef {n}(*args, **kwargs):\n    raise ValueError('неверный вход')\n" for n in names)
         elif how == "echo":
             extra = "".join(f"\n\ndef {n}(*args, **kwargs):\n    return args[0] if args else None\n" for n in names)
@@ -484,14 +498,187 @@ def _doing_nothing(folder: Path, how: str) -> None:
         (folder / f"{module}.py").write_text(source + extra, encoding="utf-8")
 
 
-@pytest.mark.parametrize("how", ["raise", "echo", "zeroing", "constant"])
+# An answer of the right shape and type for any input: the reference's, every number in it replaced by one value
+# (the call is the reference's, whatever it does; ``tables`` of train, which it fills, is not passed on)
+DOES_NOTHING = """
+
+import functools as _functools
+
+
+def _same_shape(x, value):
+    if isinstance(x, dict):
+        return {k: _same_shape(v, value) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(_same_shape(v, value) for v in x)
+    if isinstance(x, np.ndarray):
+        return np.full_like(x, value)
+    if isinstance(x, (bool, np.bool_)):
+        return x
+    if isinstance(x, (int, np.integer)):
+        return int(value)
+    if isinstance(x, (float, np.floating)):
+        return float(value)
+    return x
+
+
+def _does_nothing(f, value):
+    @_functools.wraps(f)
+    def placeholder(*args, **kwargs):
+        kwargs.pop("tables", None)
+        return _same_shape(f(*args, **kwargs), value)
+    return placeholder
+
+"""
+# train's history made up to pass its statistical checks: the score climbs from 0.2 to 0.95, KL and value_loss stay
+# small, every argument and the seed change it, the same arguments give the same history
+MADE_UP = """
+
+def train(n_updates=40, seed=0, batch_size=64, algo="ppo", beta=0.02, gamma=1.0, lam=0.95, lr=0.05, n_epochs=4,
+          n_minibatches=4, eps=0.2, c_v=0.5, c_e=0.01, group_size=8, vapo_alpha=None, log_every=5, tables=None):
+    noise = np.random.default_rng([seed, int(1e6 * (beta + gamma + lam + lr + eps + c_v + c_e)), n_epochs,
+                                   n_minibatches, batch_size, len(algo)])
+    history = []
+    for update in range(1, n_updates + 1):
+        done = update / n_updates
+        history.append({"update": update, "score": 0.2 + 0.75 * min(1.0, 2 * done) + 0.01 * noise.random(),
+                        "kl_ref": 0.0 if update == 1 else done, "entropy": 1.2 - 0.3 * done,
+                        "clipfrac": 0.05 + 0.01 * noise.random(), "approx_kl": 0.01 * noise.random(),
+                        "value_loss": 0.1 * (1 - done) + 0.001, "n_answers": update * batch_size})
+    return history
+"""
+# honest bookkeeping with no learning: ε-greedy on a Q that stays 0, the rewards of each episode summed; train
+# sampling and monitoring each batch with the reference's own pieces, never updating the policy
+BOOKKEEPING = {
+    "epsilon_greedy": """
+
+def epsilon_greedy(q_values, epsilon, rng):
+    return int(rng.integers(len(q_values)))
+""",
+    "q_learning": """
+
+def q_learning(env, n_episodes, alpha=0.5, gamma=1.0, epsilon=0.1, seed=0):
+    rng = np.random.default_rng(seed)
+    Q = np.zeros((env.observation_space.n, env.action_space.n))
+    returns = np.zeros(n_episodes)
+    for episode in range(n_episodes):
+        s, _ = env.reset(seed=seed) if episode == 0 else env.reset()
+        done = False
+        while not done:
+            s, r, terminated, truncated, _ = env.step(int(rng.integers(env.action_space.n)))
+            returns[episode] += r
+            done = terminated or truncated
+    return Q, returns
+""",
+    "train": """
+
+_sample_answers, _kl_and_entropy = sample_answers, kl_and_entropy
+
+
+def train(n_updates=40, seed=0, batch_size=64, algo="ppo", beta=0.02, gamma=1.0, lam=0.95, lr=0.05, n_epochs=4,
+          n_minibatches=4, eps=0.2, c_v=0.5, c_e=0.01, group_size=8, vapo_alpha=None, log_every=5, tables=None):
+    rng = np.random.default_rng(seed)
+    ref = toy_lm.reference_theta()
+    theta, w, history = ref.copy(), np.zeros(ref.shape[:3]), []
+    for update in range(1, n_updates + 1):
+        prompts = (np.repeat(rng.integers(toy_lm.N_PROMPTS, size=batch_size // group_size), group_size)
+                   if algo == "grpo" else rng.integers(toy_lm.N_PROMPTS, size=batch_size))
+        batch = _sample_answers(theta, w, ref, prompts, rng)
+        states = (prompts[:, None], np.arange(batch["mask"].shape[1])[None, :], batch["prev"])
+        kl_ref, entropy = _kl_and_entropy(theta[states], ref[states], batch["mask"])
+        history.append({"update": update, "score": float(toy_lm.score_batch(prompts, batch["tokens"]).mean()),
+                        "kl_ref": kl_ref, "entropy": entropy, "clipfrac": 0.0, "approx_kl": 0.0, "value_loss": 0.0,
+                        "n_answers": update * len(prompts)})
+    return history
+""",
+}
+BOOKKEEPING["sarsa"] = BOOKKEEPING["q_learning"].replace("def q_learning(", "def sarsa(")
+# the issue's attack on train: placeholder pieces wired as the docstring says for a short run (the replay of 3
+# updates then matches), a made-up history for the long runs the statistics judge
+WIRED_THEN_MADE_UP = MADE_UP.replace("def train(", "def _made_up(") + """
+
+_wired = train
+
+
+def train(*args, **kwargs):
+    return (_wired if kwargs.get("n_updates", args[0] if args else 40) <= 3 else _made_up)(*args, **kwargs)
+"""
+DOING = {"train": {"placeholders": "", "made_up": WIRED_THEN_MADE_UP, "bookkeeping": BOOKKEEPING["train"]},
+         **{n: {"bookkeeping": BOOKKEEPING[n]} for n in ("epsilon_greedy", "q_learning", "sarsa")}}
+# how -> (the value of every number of every answer, the functions kept out of that: the reference's, or DOING's)
+SHAPED = {"zeros": (0, ()), "constant": (1, ()), "placeholders": (0, ("train",)), "made_up": (0, ("train",)),
+          "bookkeeping": (0, ("train", "epsilon_greedy", "q_learning", "sarsa"))}
+
+
+# the parts each kind of doing nothing is graded on: every part for an answer of any function; where a kind does
+# something of its own (control's agents, train), that part
+EVERY_PART = [p.id for p in homeworks.load(HW).parts]
+PARTS = {"raise": EVERY_PART, "echo": EVERY_PART, "zeroing": EVERY_PART, "resets": EVERY_PART, "zeros": EVERY_PART,
+         "constant": EVERY_PART, "placeholders": ["boss"], "made_up": ["boss"], "bookkeeping": ["control", "boss"]}
+
+
+@pytest.mark.parametrize("how", list(PARTS))
 def test_code_that_does_nothing_earns_nothing(tmp_path, how):
+    """One submission per kind of doing nothing, every function at once, graded for the record (hidden inputs too):
+    it scores 0, bonus included. A property's hidden twin, a statistic, bookkeeping, a comparison of a function with
+    itself or a replay of placeholder pieces opens no function's gate (grader.runner.gated)."""
     _doing_nothing(tmp_path / "student", how)
     out = tmp_path / "results.json"
-    proc = run_check(HW, "--dir", str(tmp_path / "student"), "--json", str(out))
+    proc = run_check(HW, *PARTS[how], "--dir", str(tmp_path / "student"), "--json", str(out), *SHORT.get(how, ()))
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["score"] == 0, [t["extra_data"]["check"] for t in data["tests"] if t["status"] == "passed"]
     assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr
+
+
+# A shorter time limit where doing nothing runs long (an episode of the cliff that random actions take about 7000
+# steps to end, a constant action that never ends one): it costs the same checks, sooner; the reference's checks of
+# control each take a fifth of a second of CPU at most (a check makes many)
+SHORT = {how: ("--timeout", "2") for how in SHAPED}
+GRPO = "train(algo='grpo')"
+MADE_UP_GRPO = MADE_UP.replace("def train(", "def _made_up(") + """
+
+_train = train
+
+
+def train(*args, algo="ppo", **kwargs):
+    return (_made_up if algo == "grpo" else _train)(*args, algo=algo, **kwargs)
+"""
+# the reference with one function replaced by doing nothing: the part graded, and the gate whose checks must all fail
+REPLACED = {"q_learning": ("control", BOOKKEEPING["q_learning"], "q_learning"),
+            "sarsa": ("control", BOOKKEEPING["sarsa"], "sarsa"),
+            "train": ("boss", MADE_UP, "train"),
+            "train_grpo": ("boss", MADE_UP_GRPO, GRPO)}
+
+
+@pytest.fixture(scope="module")
+def gates(tmp_path_factory) -> dict[str, list[str]]:
+    """Each check of the graded suites (part::name) -> its gates, as the grade collects them."""
+    return {f"{item['part']}::{item['name']}": item["gates"]
+            for item in collected(tmp_path_factory.mktemp("collected"))}
+
+
+@pytest.mark.parametrize("function", list(REPLACED))
+def test_the_reference_with_one_function_doing_nothing_earns_nothing_for_it(tmp_path, function, gates):
+    """The reference with q_learning or sarsa keeping honest books without learning, or train (or only its GRPO)
+    making up its history: every check of that function (or behaviour) fails, bonus included, and every other check
+    of the part passes (a gate is that function's only)."""
+    part, code, gate = REPLACED[function]
+    module = homeworks.load(HW).part(part).module
+    if gate == "train":  # both of train's behaviours made up: GRPO's gate closes too
+        gate_of = lambda names: {"train", GRPO} & set(names)  # noqa: E731
+    else:
+        gate_of = lambda names: gate in names  # noqa: E731
+    _doing_nothing(tmp_path / "student", "", replaced={module: code})
+    out = tmp_path / "results.json"
+    proc = run_check(HW, part, "--dir", str(tmp_path / "student"), "--json", str(out),
+                     *(SHORT["bookkeeping"] if part == "control" else ()))
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    tests = {f"{t['extra_data']['part']}::{t['extra_data']['check']}": t for t in data["tests"]}
+    own = {name for name in tests if gate_of(gates[name])}
+    assert own and sum(tests[name]["score"] for name in own) == 0, \
+        [name for name in own if tests[name]["status"] == "passed"]
+    assert all(tests[name]["status"] == "passed" for name in set(tests) - own), \
+        [name for name in set(tests) - own if tests[name]["status"] != "passed"]
 
 
 MUTATES = """
