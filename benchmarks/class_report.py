@@ -1,13 +1,16 @@
 """How fast the class report builds for a big class, and how big it is (a benchmark, not a test).
 
     python benchmarks/class_report.py [--n 500] [--records FOLDER_OR_BUNDLE] [--tables] [--keep OUT]
+    python benchmarks/class_report.py --make-class CLASS        # the sample's class of 32, from the catalogue
+    python homework/check.py s6-hw00-rl-foundations --batch CLASS --report REPORT --jobs 2 --allow-default-secret
     python benchmarks/class_report.py --pack REPORT/records     # make the recorded sample from a real batch
     python benchmarks/class_report.py --n 60 --example docs/class-report-example.html   # the docs' example
 
 A synthetic class of ``--n`` submissions is made from recorded results: the records a real
 ``check.py HW --batch DIR --report REPORT`` kept (``REPORT/records/``), or the sample the kit ships
 (``benchmarks/data/class_records.json.gz``: a class of 32 graded on every part: the reference, the stubs, and 30
-submissions with one to three typical mistakes of the catalogue in different parts). Each synthetic submission
+submissions with one to three typical mistakes of the catalogue in different parts, ``CLASS``; ``--make-class``
+writes it, the commands above grade and pack it). Each synthetic submission
 takes each part's results (scores, checks' verdicts, the mistakes its feedback named) from a recorded submission
 drawn at random, so the mistakes, their shares and the failures without a name mix as in a real class. The records
 are written to a folder, as a batch writes them, and the report is built from that folder as
@@ -31,6 +34,52 @@ sys.path.insert(0, str(ROOT))
 from grader import report_class  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parent / "data" / "class_records.json.gz"
+BUNDLE = 2  # the bundle's version: 2, records whose typical mistakes are the checks' fields (1 read them from texts)
+HW = "s6-hw00-rl-foundations"
+MUTANTS = ROOT / "tests" / "kit" / "mutants" / HW
+# the sample's class: submission -> the catalogue's mistakes planted in a copy of the reference (None: the stubs)
+CLASS = {
+    "r00": [], "r01": ["policy_gradient/gradient_descent", "ppo/truncated_as_terminal"],
+    "r02": ["boss/grad_without_ratio"], "r03": ["dp/q_gamma_outside", "control/return_not_reset"],
+    "r04": ["mc_td/mc_alpha_ignored", "control/q_learning_terminal_not_updated", "dp/validation_exact_sum"],
+    "r05": ["policy_gradient/gradient_descent", "ppo/boundaries_flattened", "boss/score_overwrites_kl"],
+    "r06": ["control/return_not_reset", "ppo/td_next_shifted_back"],
+    "r07": ["dp/eval_rewards_not_weighted_by_pi", "ppo/td_sign_flipped"],
+    "r08": ["mc_td/mc_alpha_ignored", "policy_gradient/bandit_variance_ddof1", "boss/score_overwrites_kl"],
+    "r09": ["dp/q_gamma_outside", "boss/adam_no_bias_correction", "control/ties_isclose"],
+    "r10": ["mc_td/returns_forward"], "r11": ["policy_gradient/step_without_lr", "control/ties_isclose"],
+    "r12": ["dp/vi_alias_one_sweep", "control/sarsa_resampled_next_action"],
+    "r13": ["mc_td/td_no_gamma", "ppo/boundaries_next_from_values", "policy_gradient/softmax_global_sum"],
+    "r14": ["mc_td/returns_forward"],
+    "r15": ["mc_td/returns_forward", "control/return_not_reset", "policy_gradient/bandit_variance_ddof1"],
+    "r16": ["ppo/boundaries_flattened", "boss/score_overwrites_kl"], "r17": ["policy_gradient/bandit_descent"],
+    "r18": ["mc_td/td_epochs_ignored", "boss/adam_no_bias_correction", "ppo/normalize_per_column"],
+    "r19": ["ppo/boundaries_next_from_values", "boss/score_overwrites_kl"],
+    "r20": ["control/q_learning_terminal_not_updated", "policy_gradient/bandit_variance_all_steps"],
+    "r21": ["ppo/td_next_shifted_back"],
+    "r22": ["control/rng_per_episode", "policy_gradient/gradient_descent", "ppo/td_next_shifted_back"],
+    "r23": ["mc_td/td_v0_int_copy", "ppo/td_next_shifted_back", "boss/ppo_update_step_counter_reset"],
+    "r24": ["boss/ppo_update_drops_eps"], "r25": ["dp/eval_never_updates"], "r26": ["control/argmax_first_tie"],
+    "r27": ["dp/eval_rewards_not_weighted_by_pi", "ppo/truncated_as_terminal"],
+    "r28": ["dp/eval_rewards_not_weighted_by_pi", "mc_td/td_terminal_not_updated"],
+    "r29": ["mc_td/td_epochs_ignored", "ppo/truncated_as_terminal", "control/ties_isclose"],
+    "r30": ["dp/q_wrong_axis", "policy_gradient/step_without_lr"], "r31": None,
+}
+
+
+def make_class(folder: Path) -> None:
+    """Write CLASS: each submission's modules, the reference's (or the stubs') with its mistakes appended to theirs
+    (later definitions win), as tests/kit/catalogue.py applies a mistake."""
+    for name, planted in CLASS.items():
+        (folder / name).mkdir(parents=True)
+        for module in ("dp", "mc_td", "control", "policy_gradient", "ppo", "boss"):
+            text = (ROOT / ("homework" if planted is None else "solutions") / HW / f"{module}.py").read_text(
+                encoding="utf-8")
+            for m in planted or []:
+                if m.split("/")[0] == module:
+                    text += "\n\n# ---- mutant ----\n" + (MUTANTS / f"{m}.py").read_text(encoding="utf-8")
+            (folder / name / f"{module}.py").write_text(text, encoding="utf-8")
+    print(f"{folder}: {len(CLASS)} submissions")
 
 
 def pack(records_dir: Path, out: Path) -> None:
@@ -51,13 +100,16 @@ def pack(records_dir: Path, out: Path) -> None:
                        "mistakes": r["mistakes"], "shown": r["shown"]})
     out.parent.mkdir(parents=True, exist_ok=True)
     with gzip.open(out, "wt", encoding="utf-8") as f:
-        json.dump({"version": 1, "checks": catalogue, "records": packed}, f, ensure_ascii=False)
+        json.dump({"version": BUNDLE, "checks": catalogue, "records": packed}, f, ensure_ascii=False)
     print(f"{out}: {len(packed)} records, {out.stat().st_size / 1024:.0f} KB")
 
 
 def unpack(bundle: Path) -> list[dict]:
     with gzip.open(bundle, "rt", encoding="utf-8") as f:
         data = json.load(f)
+    if data.get("version") != BUNDLE:  # its mistakes were read from the feedback's texts
+        raise SystemExit(f"{bundle}: a bundle of version {data.get('version')}, not {BUNDLE}: grade its class again "
+                         "and pack it (the commands of this script's docstring)")
     records = []
     for p in data["records"]:
         failed = {(part, check): kind for part, check, kind in p["failed"]}
@@ -99,11 +151,15 @@ def main() -> int:
     p.add_argument("--tables", action="store_true", help="no matplotlib plots: the histograms as tables")
     p.add_argument("--keep", metavar="OUT", help="build the report here and keep it (else a temporary folder)")
     p.add_argument("--pack", metavar="RECORDS", help="pack a batch's records folder into the sample bundle")
+    p.add_argument("--make-class", metavar="FOLDER", help="write the sample's class (CLASS) into FOLDER, to grade")
     p.add_argument("--example", metavar="HTML", help="write the docs' example instead: a class of --n, tables, no "
                                                      "links (docs/class-report-example.html)")
     args = p.parse_args()
     if args.pack:
         pack(Path(args.pack), SAMPLE)
+        return 0
+    if args.make_class:
+        make_class(Path(args.make_class))
         return 0
     source = Path(args.records)
     recorded = unpack(source) if source.is_file() else report_class.read_source(source)[0]
