@@ -194,7 +194,18 @@ def test_every_mistake_opens_with_a_diagnosis_or_a_specific_hint(path, graded_ca
     assert not result.error, result.error
     blocks = report.failure_blocks(text)
     assert blocks, f"nothing failed:\n{text}"
-    assert report.is_specific(blocks[0]), f"the first block names no mistake and gives only a generic hint:\n{text}"
+    assert report.is_specific(blocks[0], first_diagnosis(path, result, blocks[0])), \
+        f"the first block names no mistake and gives only a generic hint:\n{text}"
+
+
+def first_diagnosis(path: Path, result, block: str) -> str:
+    """The typical mistake the first block names: its check's field, as the scoreboard logs what it prints (the first
+    text logged is the first block's), never a line of the block's text."""
+    hw = homeworks.load(path.parent.parent.name)
+    shown: list[dict] = []
+    report.scoreboard(hw, [result], "модули", f"python homework/check.py {hw.name}", shown=shown)
+    assert shown and shown[0]["text"] in "\n".join(line[4:] for line in block.splitlines()), (shown[:1], block)
+    return shown[0].get("diagnosis", "")
 
 
 def declared(path: Path) -> dict[str, object]:
@@ -254,11 +265,7 @@ def test_every_mistake_opens_on_the_function_it_breaks_and_names_only_itself(pat
         f"the feedback opens on {first or 'checks about no function'}, the mistake is in {broken(path)}:\n{text}"
     block = report.failure_blocks(text)[0]
     named_by = declared(path)["NAMED_BY"]
-    # the mistake the first block names: its check's field (the scoreboard's log of what it printed), not its text
-    shown: list[dict] = []
-    report.scoreboard(hw, [result], "модули", f"python homework/check.py {hw.name}", shown=shown)
-    diagnosis = shown[0].get("diagnosis", "") if shown else ""
-    assert shown and shown[0]["text"] in "\n".join(line[4:] for line in block.splitlines()), (shown[:1], block)
+    diagnosis = first_diagnosis(path, result, block)  # its check's field, not its text
     assert not diagnosis or any(t in diagnosis for t in named_by), \
         f"the first block names a mistake that is not this one (NAMED_BY = {named_by}):\n{block}"
     assert not named_by or any(t in block for t in named_by), \
