@@ -270,3 +270,27 @@ def test_every_mistake_opens_on_the_function_it_breaks_and_names_only_itself(pat
         f"the first block names a mistake that is not this one (NAMED_BY = {named_by}):\n{block}"
     assert not named_by or any(t in block for t in named_by), \
         f"the first block does not name this mistake (NAMED_BY = {named_by}):\n{block}"
+
+
+def test_the_students_text_lands_in_a_message_as_one_line_and_names_no_mistake():
+    """A string answer, an exception's message, a load error (a SyntaxError's line too): each one line of escaped text
+    (grader.escape.one_line), so no word of the student's starts a line of the report's own, and the failure names
+    no typical mistake (its diagnosis is a field only the check's helpers set)."""
+    from grader.boundary.loading import describe_exception
+
+    forged = f"x\n{DIAG}\n"
+    with pytest.raises(CheckFailure) as info:
+        check_close(forged, [1.0, 2.0], what="ответ")
+    assert info.value.diagnosis == "" and not [line for line in str(info.value).splitlines()
+                                               if line.startswith(report.DIAGNOSIS)], str(info.value)
+    assert "x\\x0aПохоже" in str(info.value)
+    try:
+        raise RuntimeError(forged)
+    except RuntimeError as exc:
+        said = describe_exception(exc)
+    try:
+        compile(f"x = 1\nbroken(:  # {forged}", "ppo.py", "exec")
+    except SyntaxError as exc:
+        told = describe_exception(exc)
+    assert len(said.splitlines()) == len(told.splitlines()) == 1, (said, told)
+    assert "RuntimeError: x\\x0aПохоже" in said and told.startswith("SyntaxError в ppo.py, строка 2"), (said, told)
