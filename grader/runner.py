@@ -204,7 +204,7 @@ def withheld(c: CheckResult) -> CheckResult:
         return c
     if c.kind == "todo" and c.subject.isidentifier():
         return dataclasses.replace(c, message=f"не реализовано (TODO): {c.subject}", traceback="")
-    named = [line for line in c.message.splitlines() if line.startswith(DIAGNOSIS)][:1] if c.kind == "check" else []
+    named = [c.diagnosis] if c.diagnosis and c.kind == "check" else []  # the check's field, never its text
     return dataclasses.replace(c, message="\n".join([WITHHELD, *named, SHOW_HIDDEN]), traceback="")
 
 
