@@ -282,7 +282,8 @@ def _main(argv: list[str] | None = None) -> int:
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(encoding="utf-8", errors="replace")
     args = build_parser().parse_intermixed_args(argv)
-    confine.own_outputs()  # a root grader's --json, --csv and feedback: read by no submission's code, now or later
+    if argv is None:  # the process's own command line (a caller in a process of its own keeps its umask)
+        confine.own_outputs()  # a root grader's --json, --csv and feedback: read by no submission's code, ever
     whole: dict[str, list[dict]] = {}  # part id -> all its checks, for a part run only in part
     try:
         if args.list and not args.homework:

@@ -158,8 +158,9 @@ def _graded_on_hidden_inputs(show_hidden: bool):
              {**item("test_other"), "subjects": ["td_errors"]}]
     records = [{"event": "collected", "items": items}, result("test_r[0]", "passed"),
                result("test_r[hidden-0]", "failed", "check", "Ожидали:   [0.8127346 1.0923]\nПолучили:  [0 0]"),
-               result("test_replay[0]", "failed", "check", "Проверяли: gae\nОжидали:   [0.3141593 0.2718282]\n"
-                      "Похоже на типичную ошибку: λ и γ перепутаны.", "Вызов: gae([0.5772157, 1.4142136])"),
+               {**result("test_replay[0]", "failed", "check", "Проверяли: gae\nОжидали:   [0.3141593 0.2718282]\n"
+                         "Похоже на типичную ошибку: λ и γ перепутаны.", "Вызов: gae([0.5772157, 1.4142136])"),
+                "diagnosis": "Похоже на типичную ошибку: λ и γ перепутаны."},  # the check's field, as it printed it
                result("test_behaviour[0]", "failed", "error", "ошибка в вашем коде: RuntimeError: seen 0.6180340"),
                {**result("test_other", "passed"), "subject": "td_errors"}]
     results = {part.id: PartResult(part, inputs="hidden")}
