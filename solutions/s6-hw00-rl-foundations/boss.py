@@ -303,6 +303,10 @@ def ppo_update(theta, w, batch, rng, opt, lr=0.05, n_epochs=4, n_minibatches=4, 
              approx_kl — среднее по настоящим токенам (logp_old − log π_θ) — оценка KL(π_old ‖ π_θ),
              value_loss — значение critic_loss этого мини-батча.
     Возвращаемый opt — с новыми моментами m, v и счётчиком t: следующее обновление продолжает с них.
+    GRPO (algo="grpo", бонус) — тот же порядок, кроме шагов 2–3 и критика: Â берётся из batch["adv"] как есть
+    (групповое преимущество уже нормировано в grpo_advantages), loss — grpo_policy_loss(логиты, токены,
+    batch["logp"], batch["ref_logp"], Â, mask, eps, beta) — без энтропии, c_e и c_v не участвуют; критика нет:
+    w, opt["m_w"] и opt["v_w"] возвращаются как были, value_loss = 0.
     """
     # BEGIN SOLUTION
     theta, w = np.array(theta, dtype=float), np.array(w, dtype=float)  # копии: входы не меняются
