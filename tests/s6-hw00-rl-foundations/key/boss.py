@@ -384,10 +384,16 @@ def adam_steps(grads, lr, b1=0.9, b2=0.999, eps=1e-8):
 # ---- the PPO update ------------------------------------------------------------------------------------------
 
 
-def update_oracle(theta, w, batch, seed, opt, lr, n_epochs, n_minibatches, eps, c_v, c_e, *, old="logp",
-                  norm="minibatch", stale=False, stale_w=False, targets="returns", scatter="dense",
-                  shuffle="every_epoch", t_start=None, t_lag=0):
+def update_oracle(theta, w, batch, seed, opt, lr, n_epochs, n_minibatches, eps, c_v, c_e, *, algo="ppo", beta=0.02,
+                  old="logp", norm=None, entropy=None, kl=None, learn_v=None, stale=False, stale_w=False,
+                  targets="returns", scatter="dense", shuffle="every_epoch", t_start=None, t_lag=0):
     """Replays ppo_update: the scatter into the tables is a dense one-hot matrix product.
+
+    ``algo="grpo"`` (the bonus), by the rule of ppo_update's docstring: the same epochs, minibatches and Adam, but
+    Â as the batch holds it (no normalisation), the loss of grpo_policy_loss with weight β on the KL estimate
+    k3 = π_ref/π_θ − log(π_ref/π_θ) − 1 of each real token and no entropy bonus, and no critic (w and its moments
+    returned as they came, value_loss 0). ``norm``, ``entropy``, ``kl`` and ``learn_v`` are the defaults of ``algo``
+    unless given: GRPO's typical mistakes (the PPO loss for GRPO, no KL term, Â normalised again, a critic trained).
 
     Returns the tables, the Adam state and the stats, and also the stats as they would be if computed after each
     Adam step, taken from the last minibatch only, or counted over every position (padding included), to name those
@@ -398,6 +404,12 @@ def update_oracle(theta, w, batch, seed, opt, lr, n_epochs, n_minibatches, eps, 
     ("once" for every epoch; "none"), ``t_start`` (Adam's counter from this value, not opt["t"]), ``t_lag=1``
     (adam_step given the counter before it is advanced).
     """
+    grpo = algo == "grpo"
+    norm = ("none" if grpo else "minibatch") if norm is None else norm
+    entropy = (not grpo) if entropy is None else entropy  # the entropy bonus c_e·H: PPO's loss only
+    kl = grpo if kl is None else kl  # −β·k3 in the objective: GRPO's loss only
+    learn_v = (not grpo) if learn_v is None else learn_v  # the critic's loss and its Adam step: PPO only
+    c_e = c_e if entropy else 0.0
     P, L, NP, V = theta.shape
     th0, wv0 = theta.reshape(-1, V).copy(), w.reshape(-1).copy()
     th, wv = th0.copy(), wv0.copy()
@@ -441,11 +453,15 @@ def update_oracle(theta, w, batch, seed, opt, lr, n_epochs, n_minibatches, eps, 
                 - batch["logp"][idx].ravel())
             stats["clipfrac"].append(np.mean(np.abs(np.exp(logp - recorded) - 1) > eps))
             stats["approx_kl"].append(np.mean(recorded - logp))
-            stats["value_loss"].append(c_v * np.mean((v_pred - R) ** 2))
+            stats["value_loss"].append(c_v * np.mean((v_pred - R) ** 2) if learn_v else 0.0)
             stats["clipfrac_all"].append(np.mean(np.abs(every - 1) > eps))
             active = ratio * A <= np.clip(ratio, 1 - eps, 1 + eps) * A
             ent = -(pi * logp_all).sum(axis=1)
-            g_z = -(active * ratio * A)[:, None] * (np.eye(V)[a] - pi) / n + c_e * pi * (logp_all + ent[:, None]) / n
+            d_obj = active * ratio * A  # ∂ objective / ∂ log π_θ(a_t|s_t), token by token
+            if kl:  # ∂(−β·k3)/∂log π_θ = −β·(1 − π_ref/π_θ)
+                ref_over_pi = np.exp(batch["ref_logp"][idx].ravel()[real] - logp)
+                d_obj = d_obj - beta * (1 - ref_over_pi)
+            g_z = -d_obj[:, None] * (np.eye(V)[a] - pi) / n + c_e * pi * (logp_all + ent[:, None]) / n
             g_v = 2 * c_v * (v_pred - R) / n
             if scatter == "assign":
                 G_th, G_w = np.zeros_like(th), np.zeros_like(wv)
@@ -455,11 +471,12 @@ def update_oracle(theta, w, batch, seed, opt, lr, n_epochs, n_minibatches, eps, 
                 G_th, G_w = onehot.T @ g_z, onehot.T @ g_v
             step += 1
             th, mt, vt = _adam(th, G_th, mt, vt, step - t_lag, lr)
-            wv, mw, vw = _adam(wv, G_w, mw, vw, step - t_lag, lr)
+            if learn_v:
+                wv, mw, vw = _adam(wv, G_w, mw, vw, step - t_lag, lr)
             logp_new = log_softmax_oracle(onehot @ th)[np.arange(n), a]
             stats["clipfrac_after"].append(np.mean(np.abs(np.exp(logp_new - recorded) - 1) > eps))
             stats["approx_kl_after"].append(np.mean(recorded - logp_new))
-            stats["value_loss_after"].append(c_v * np.mean((onehot @ wv - R) ** 2))
+            stats["value_loss_after"].append(c_v * np.mean((onehot @ wv - R) ** 2) if learn_v else 0.0)
     out = {"theta": th.reshape(theta.shape), "w": wv.reshape(w.shape), "t": step,
            "m_theta": mt.reshape(theta.shape), "v_theta": vt.reshape(theta.shape), "m_w": mw.reshape(w.shape),
            "v_w": vw.reshape(w.shape)}
@@ -496,21 +513,52 @@ W_MISTAKES = {
 }
 
 
+GRPO_AS_PPO = ("loss PPO вместо loss GRPO: algo='grpo' не учтён — Â нормировано в мини-батче, энтропийный бонус "
+               "вместо KL-слагаемого β·k3, критик учится")
+GRPO_THETA_MISTAKES = {
+    GRPO_AS_PPO: dict(norm="minibatch", entropy=True, kl=False, learn_v=True),
+    "нет KL-слагаемого β·k3 в loss GRPO: loss GRPO без штрафа за уход от π_ref": dict(kl=False),
+    "Â нормировано ещё раз в мини-батче (masked_normalize), а у GRPO преимущество группы берётся как есть":
+        dict(norm="minibatch"),
+    "энтропийный бонус c_e в loss GRPO: у grpo_policy_loss его нет": dict(entropy=True),
+    **{name: opts for name, opts in THETA_MISTAKES.items() if "norm" not in opts},
+}
+GRPO_W_MISTAKES = {
+    GRPO_AS_PPO: dict(norm="minibatch", entropy=True, kl=False, learn_v=True),
+    "критик учится и в GRPO (critic_loss и шаг Adam для w), а у GRPO критика нет": dict(learn_v=True),
+}
+GRPO_DROPPED = {**{arg: name for arg, name in DROPPED.items() if arg not in ("eps", "c_e", "c_v")},
+                "eps": "ε не передан в grpo_policy_loss (взято 0.2 по умолчанию)",
+                "beta": "β не передан в grpo_policy_loss (взято 0.02)"}
+
+
 def update_expected(theta, w, batch, seed, opt, settings):
-    """What ppo_update(theta, w, batch, default_rng(seed), opt, **settings) returns, with the stats typical
-    mistakes give (the keys ending in _after, _last, _all)."""
+    """What ppo_update(theta, w, batch, default_rng(seed), opt, **settings) returns (``algo="grpo"`` and ``beta`` among
+    the settings: its GRPO branch), with the stats typical mistakes give (the keys ending in _after, _last, _all)."""
     return update_oracle(theta, w, batch, seed, opt, **settings)
 
 
 def update_mistakes(theta, w, batch, seed, opt, settings, table):
-    """The table ("theta" or "w") the typical mistakes of ppo_update give, by name."""
-    variants = THETA_MISTAKES if table == "theta" else W_MISTAKES
+    """The table ("theta" or "w") the typical mistakes of ppo_update give, by name (those of its GRPO branch when
+    ``settings`` say ``algo="grpo"``)."""
+    grpo = settings.get("algo") == "grpo"
+    if table == "theta":
+        variants = GRPO_THETA_MISTAKES if grpo else THETA_MISTAKES
+    else:
+        variants = GRPO_W_MISTAKES if grpo else W_MISTAKES
     out = {name: update_oracle(theta, w, batch, seed, opt, **{**settings, **opts})[table]
            for name, opts in variants.items()}
-    for arg, name in DROPPED.items():
-        if settings[arg] != UPDATE_DEFAULTS[arg]:
-            out[name] = update_oracle(theta, w, batch, seed, opt, **{**settings, arg: UPDATE_DEFAULTS[arg]})[table]
+    defaults = {**UPDATE_DEFAULTS, "beta": 0.02}
+    for arg, name in (GRPO_DROPPED if grpo else DROPPED).items():
+        if settings[arg] != defaults[arg]:
+            out[name] = update_oracle(theta, w, batch, seed, opt, **{**settings, arg: defaults[arg]})[table]
     return out
+
+
+def update_grpo_stats_mistakes(theta, w, batch, seed, opt, settings):
+    """stats["value_loss"] of GRPO's typical mistakes, by name (GRPO's own is 0: it has no critic)."""
+    return {name: update_oracle(theta, w, batch, seed, opt, **{**settings, **GRPO_W_MISTAKES[name]})["value_loss"]
+            for name in GRPO_W_MISTAKES}
 
 
 # ---- monitoring ---------------------------------------------------------------------------------------------
