@@ -671,6 +671,11 @@ def test_ppo_update_replay(boss, lm, seed):
     check_float(stats["value_loss"], exp["value_loss"], atol=1e-9,
                 what="stats['value_loss']: среднее по мини-батчам значение critic_loss до шага Adam",
                 mistakes={after: exp["value_loss_after"], last: exp["value_loss_last"]})
+    check_update_inputs(theta, w, batch, opt, copies)
+
+
+def check_update_inputs(theta, w, batch, opt, copies):
+    """ppo_update left its inputs as they were: ``copies`` — what it was called with, (theta, w, batch, opt)."""
     check_unchanged(theta, copies[0], name="theta", function="ppo_update")
     check_unchanged(w, copies[1], name="w", function="ppo_update")
     for k in batch:
@@ -783,7 +788,10 @@ def default_training(boss):
 # the student's own functions the replays of train compose (key.train_replay): each must pass its own oracle check on
 # hidden inputs for a replay to count (grader.runner.gated); train's GRPO (algo="grpo") has a gate of its own
 TRAIN_PIECES = ("sample_answers", "token_rewards", "token_gae", "kl_and_entropy", "ppo_update")
-GRPO_PIECES = ("sample_answers", "grpo_advantages", "kl_and_entropy", "ppo_update")
+# GRPO's replay composes ppo_update's GRPO branch (algo="grpo"), which has a gate of its own: the PPO update's oracle
+# check opens "ppo_update" and says nothing of that branch
+PPO_UPDATE_GRPO = "ppo_update(algo='grpo')"
+GRPO_PIECES = ("sample_answers", "grpo_advantages", "kl_and_entropy", PPO_UPDATE_GRPO)
 GRPO = "train(algo='grpo')"
 TRAIN_REPLAY = dict(batch_size=32, beta=0.05, gamma=0.95, lam=0.8, lr=0.03, n_epochs=2, n_minibatches=2, eps=0.1,
                     c_v=1.0, c_e=0.05)
@@ -1001,6 +1009,76 @@ def test_grpo_policy_loss_gradient(boss, seed):
     check_close(grad, fd, atol=1e-6, rtol=1e-4, what="∂L_GRPO/∂logits против конечных разностей")
 
 
+GRPO_UPDATE_BETAS = (0.05, 0.2)  # β of the first setting (even seeds) and of the second (odd seeds)
+GRPO_UPDATE_HINT = ("GRPO — тот же порядок, что в docstring ppo_update, кроме шагов 2–3 и критика: Â — из batch['adv'] "
+                    "как есть (без masked_normalize), loss — grpo_policy_loss(логиты, токены, batch['logp'], "
+                    "batch['ref_logp'], Â, mask, eps, beta): клиппированная цель минус β·k3, без энтропии; шаг Adam — "
+                    "только для theta.")
+
+
+def _grpo_update_case(lm, seed):
+    """The case of the PPO update's replay as train(algo='grpo') hands it to ppo_update: Â one number per answer on
+    all its tokens (its group's advantage), returns zeros, the critic's Adam moments zeros (GRPO never trains it)."""
+    theta, w, batch, opt = _update_case(lm, seed)
+    rng = np.random.default_rng(seed + 1000)
+    batch["adv"] = rng.normal(0.3, 1.0, size=len(batch["mask"]))[:, None] * batch["mask"]
+    batch["returns"] = np.zeros_like(batch["mask"])
+    opt["m_w"], opt["v_w"] = np.zeros_like(w), np.zeros_like(w)
+    return theta, w, batch, opt
+
+
+@graded("Бонус: обновление GRPO, ppo_update(algo='grpo', beta): loss grpo_policy_loss с Â как есть, без энтропии и "
+        "критика — повтор по порядку из docstring (seed {seed}; чётный: ε = 0.2, lr = 0.05, 3 эпохи по 4 мини-батча, "
+        "β = 0.05; нечётный: ε = 0.1, lr = 0.03, 2 эпохи по 3, β = 0.2)", bonus=True, subject="ppo_update",
+        oracle=True, gate=PPO_UPDATE_GRPO)
+@inputs("seed", [0, 1])
+def test_ppo_update_grpo_replay(boss, lm, seed):
+    """The GRPO branch of ppo_update against the key's replay of the docstring's rule (key.update_oracle with
+    algo="grpo"): the check that opens the gate GRPO's replay of train needs, as the PPO update's replay opens
+    ppo_update's."""
+    theta, w, batch, opt = _grpo_update_case(lm, 95 + seed)
+    setting = list(UPDATE_SETTINGS)[seed % 2]  # seed 0: the first setting, seed 1: the second
+    kw = {**UPDATE_SETTINGS[setting], "algo": "grpo", "beta": GRPO_UPDATE_BETAS[seed % 2]}
+    exp = key.update_expected(theta, w, batch, 600 + seed, opt, kw)
+    theta_mistakes = key.update_mistakes(theta, w, batch, 600 + seed, opt, kw, "theta")
+    w_mistakes = key.update_mistakes(theta, w, batch, 600 + seed, opt, kw, "w")
+    value_mistakes = key.update_grpo_stats_mistakes(theta, w, batch, 600 + seed, opt, kw)
+    copies = [theta.copy(), w.copy(),
+              {k: np.copy(v) for k, v in batch.items()}, {k: np.copy(v) for k, v in opt.items()}]
+    out = boss.ppo_update(copies[0], copies[1], copies[2], np.random.default_rng(600 + seed), copies[3], **kw)
+    check_that(isinstance(out, (tuple, list)) and len(out) == 4, what="ppo_update возвращает (theta, w, opt, stats)",
+               got=type(out).__name__)
+    new_theta, new_w, new_opt, stats = out
+    steps = kw["n_epochs"] * kw["n_minibatches"]
+    check_table(new_theta, exp["theta"], atol=1e-6,
+                what=f"theta после ppo_update(algo='grpo', beta={kw['beta']}) ({kw['n_epochs']} эпохи × "
+                     f"{kw['n_minibatches']} мини-батча, ε = {kw['eps']}, lr = {kw['lr']})",
+                hint=GRPO_UPDATE_HINT, mistakes=theta_mistakes)
+    check_table(new_w, exp["w"], atol=1e-6, what="таблица критика w после ppo_update(algo='grpo')",
+                hint="у GRPO критика нет: w, opt['m_w'] и opt['v_w'] возвращаются как были.", mistakes=w_mistakes)
+    check_that(isinstance(new_opt, dict) and int(new_opt.get("t", -1)) == exp["t"],
+               what=f"opt['t'] после {steps} шагов от t = 3", expected=str(exp["t"]),
+               got=str(new_opt.get("t") if isinstance(new_opt, dict) else new_opt),
+               hint="opt['t'] растёт на 1 за мини-батч и продолжается с переданного значения.")
+    for k in ("m_theta", "v_theta", "m_w", "v_w"):
+        critic = k.endswith("_w")
+        check_table(new_opt.get(k), exp[k], atol=1e-9, what=f"момент Adam opt['{k}'] после ppo_update(algo='grpo')",
+                    hint="у GRPO критика нет: моменты m_w, v_w возвращаются как были." if critic else
+                         "верните новое состояние Adam: моменты переносятся в следующее обновление.",
+                    mistakes=None if critic else {"вернули старые моменты, переданные в ppo_update": opt[k]})
+    check_that(isinstance(stats, dict) and {"clipfrac", "approx_kl", "value_loss"} <= set(stats),
+               what="stats — словарь с clipfrac, approx_kl и value_loss", got=one_line(stats, 80))
+    check_float(stats["clipfrac"], exp["clipfrac"], atol=1e-9,
+                what="stats['clipfrac'] GRPO: средняя по мини-батчам доля настоящих токенов с |ρ − 1| > ε",
+                hint="как у PPO: до шага Adam, только по токенам с mask = 1.")
+    check_float(stats["approx_kl"], exp["approx_kl"], atol=1e-9,
+                what="stats['approx_kl'] GRPO: среднее по мини-батчам (logp_old − log π_θ)",
+                hint="как у PPO: среднее по настоящим токенам мини-батча, до шага Adam.")
+    check_float(stats["value_loss"], exp["value_loss"], atol=1e-9, what="stats['value_loss'] GRPO",
+                hint="у GRPO критика нет: value_loss = 0.", mistakes=value_mistakes)
+    check_update_inputs(theta, w, batch, opt, copies)
+
+
 GRPO_WHAT = ("history train(algo='grpo', n_updates=2, batch_size=32, group_size=4, beta=0.05) по обновлениям "
              "(столбцы — " + ", ".join(REPLAY_KEYS) + ")")
 GRPO_HINT = ("промпты GRPO — как в docstring: из rng берут B / group_size промптов и каждый повторяют group_size раз "
@@ -1058,9 +1136,9 @@ def test_vapo_lambda(boss, seed):
 
 # ---- bonus: what the KL costs -------------------------------------------------------------------------
 
-# The bonus's points: kl_optimal_policy's four checks 1 point, PPO against the optimum 2, the checks above 5 (nine
-# checks of weight 1 in the grade): weights 9/5 · 1 / 4 and 9/5 · 2.
-OPTIMUM_WEIGHT, FRONTIER_WEIGHT = 0.45, 3.6
+# The bonus's points: kl_optimal_policy's four checks 1 point, PPO against the optimum 2, the checks of GRPO and VAPO
+# 5 (eleven checks of weight 1 in the grade, GRPO's update among them): weights 11/5 · 1 / 4 and 11/5 · 2.
+OPTIMUM_WEIGHT, FRONTIER_WEIGHT = 0.55, 4.4
 OPTIMUM_HINT = ("π*(y) = π_ref(y)·exp(r(y)/β) / Z, Z = Σ_y π_ref(y)·exp(r(y)/β): показатель log π_ref + r/β, затем "
                 "log-sum-exp (как в log_softmax); mean_reward = Σ π*·r, kl = Σ π*·(log π* − log π_ref).")
 HAND_REF = np.array([0.6, 0.3, 0.1])  # π_ref of three answers
