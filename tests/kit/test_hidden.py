@@ -313,7 +313,8 @@ def test_every_function_has_an_exact_check_on_hidden_inputs_of_its_own(tmp_path)
     in the grade, or one run on hidden seeds) opens the gate of a function's checks (grader.runner.gated): every
     function, and every behaviour with a gate of its own (train's GRPO), has one, of that function alone (a check of
     several that fails on one opens none); every graded check counts behind a gate, and every piece a replay
-    composes has an oracle check of its own."""
+    composes has an oracle check of its own: GRPO's replay of train composes ppo_update's GRPO branch (algo="grpo"),
+    which an oracle check of that branch opens, never the PPO update's."""
     from kit import collected
 
     items = collected(tmp_path)
@@ -325,6 +326,10 @@ def test_every_function_has_an_exact_check_on_hidden_inputs_of_its_own(tmp_path)
     assert gates and gates <= oracle, sorted(gates - oracle)
     assert pieces and pieces <= oracle, sorted(pieces - oracle)
     assert "train(algo='grpo')" in gates  # GRPO's checks count behind GRPO's own replay, not PPO's
+    grpo_update = "ppo_update(algo='grpo')"
+    assert grpo_update in oracle  # the GRPO branch of ppo_update, judged against the key on hidden inputs
+    grpo_replays = [item["replays"] for item in items if item["gates"] == ["train(algo='grpo')"] and item["replays"]]
+    assert grpo_replays and all(grpo_update in r and "ppo_update" not in r for r in grpo_replays), grpo_replays
 
 
 def test_gradescope_shows_a_failure_on_hidden_inputs_only_after_publishing_and_rows_name_their_rules():
