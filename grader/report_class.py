@@ -48,7 +48,7 @@ import zipfile
 from collections import Counter
 from pathlib import Path
 
-from grader import escape
+from grader import escape, export
 from grader.boundary.confine import LIMITS_ONLY
 from grader.export import RESULTS_FORMAT
 from grader.report import DIAGNOSIS
@@ -76,8 +76,15 @@ def record_from_results(name: str, results, shown: list[dict], feedback: str = "
     mistakes = [{"part": s["part"], "function": s["function"], "check": s["check"], "title": s["title"],
                  "text": s["diagnosis"], "told": s["text"]} for s in shown if s.get("diagnosis")]
     confinement = "; ".join(sorted({r.confinement for r in results if r.confinement}))
-    return _record(name, feedback, kind, graded, error, confinement, parts, checks, mistakes, source,
-                   [[s["part"], s["function"]] for s in shown])
+    record = _record(name, feedback, kind, graded, error, confinement, parts, checks, mistakes, source,
+                     [[s["part"], s["function"]] for s in shown])
+    return {**record, **provenance(results)}
+
+
+def provenance(results) -> dict:
+    """Which rules graded (grader.export.provenance): ``inputs`` "hidden" (the grade for the record) or "public" (a
+    self-check), the secret's fingerprint, the checks' version; all empty when nothing was graded."""
+    return export.provenance(results) if results else {"inputs": "", "secret": "", "kit": ""}
 
 
 def _record(name, feedback, kind, graded, error, confinement, parts, checks, mistakes, source, shown) -> dict:
@@ -140,6 +147,7 @@ def record_from_gradescope(data: dict, name: str, feedback: str = "") -> dict:
                      "gradescope", shown)
     if errors and not checks:
         record["error"] = "; ".join(errors)
+    record.update({k: str(extra.get(k) or "") for k in ("inputs", "secret", "kit")})  # the autograder's provenance
     return record
 
 
@@ -195,6 +203,7 @@ def read_source(source: Path) -> tuple[list[dict], Path]:
         return sorted(records, key=lambda r: r["name"].lower()), source
     root = _export_root(source)
     names = _metadata_names(root / "submission_metadata.yml")
+    emails = _metadata_emails(root / "submission_metadata.yml")
     found = []
     for path in sorted(root.iterdir(), key=lambda p: p.name.lower()):
         if path.is_symlink():
@@ -206,6 +215,7 @@ def read_source(source: Path) -> tuple[list[dict], Path]:
         if isinstance(data, dict) and isinstance(data.get("tests"), list):
             label = names.get(path.name) or escape.name(path.stem if path.is_file() else path.name)
             found.append(record_from_gradescope(data, label, os.path.relpath(results, source)))
+            found[-1]["emails"] = emails.get(path.name, [])  # the submitters' e-mails: a roster may name them
     if not found:
         raise FileNotFoundError(f"в {source} нет ни записей пакетной проверки (--batch ... --report), ни results.json "
                                 "выгрузки Gradescope (submission_<id>/results.json)")
@@ -254,6 +264,21 @@ def _metadata_names(path: Path) -> dict[str, str]:
         elif key and re.match(r"^\s*-?\s*:name:\s*(.+)$", line):
             out.setdefault(key, []).append(re.match(r"^\s*-?\s*:name:\s*(.+)$", line).group(1).strip().strip("'\""))
     return {k: escape.name(", ".join(v)) for k, v in out.items()}
+
+
+def _metadata_emails(path: Path) -> dict[str, list[str]]:
+    """``submission_<id>`` -> its submitters' e-mails (``:email:`` lines of ``submission_metadata.yml``), as text."""
+    out: dict[str, list[str]] = {}
+    key = None
+    text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+    for line in text.splitlines():
+        top = re.match(r"^(submission_\d+):\s*$", line)
+        email = re.match(r"^\s*-?\s*:email:\s*(.+)$", line)
+        if top:
+            key = top.group(1)
+        elif key and email:
+            out.setdefault(key, []).append(escape.name(email.group(1).strip().strip("'\"")))
+    return out
 
 
 # ---- the report's data ----------------------------------------------------------------------------------------
