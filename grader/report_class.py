@@ -25,6 +25,8 @@ from the records grading already wrote.
   the name, keyed by ``--salt``, or the environment's ``HWKIT_ANONYMIZE_SALT``): the same name gets the same hash
   in every report made with the same salt. Without a salt, anyone with the class list can match the hashes to the
   names. An anonymized report has no links to the feedback files (their names are the students').
+- ``--lms canvas|moodle --roster FILE``: also the file that imports the class's grades into Canvas or Moodle
+  (grader.lms; docs/lms-canvas.md, docs/lms-moodle.md), from the same records.
 - Plots (score histograms) are drawn with matplotlib when it is installed, embedded as inline SVG; without it (or
   with ``--tables``), the same numbers are tables. The HTML loads nothing: no script, no style sheet, no font, no
   image from anywhere.
@@ -48,9 +50,10 @@ import zipfile
 from collections import Counter
 from pathlib import Path
 
-from grader import escape, export
+from grader import escape, export, lms
 from grader.boundary.confine import LIMITS_ONLY
 from grader.export import RESULTS_FORMAT
+from grader.homeworks import UsageError
 from grader.report import DIAGNOSIS
 
 RECORD = 2  # the version of a submission's record (OUT/records/<name>.json); 2: its mistakes are the checks' fields
@@ -597,11 +600,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--salt", default=os.environ.get(SALT_ENV, ""), help=f"ключ хешей --anonymize (или {SALT_ENV})")
     p.add_argument("--tables", action="store_true", help="без графиков matplotlib: распределения таблицами")
     p.add_argument("--homework", default="", help="имя домашней работы для заголовка")
+    lms.add_options(p)
     args = p.parse_args(argv)
     started = time.perf_counter()
     try:
+        export_to = lms.from_args(args, Path(args.out), args.homework)  # the roster is checked before anything
+        if export_to and args.anonymize:
+            raise UsageError("--lms с --anonymize: файл для LMS называет студентов; постройте его отдельной "
+                             "командой, без --anonymize")
         records, base = read_source(Path(args.source))
-    except (FileNotFoundError, OldRecords) as exc:
+    except (FileNotFoundError, OldRecords, UsageError) as exc:
         print(f"ошибка: {exc}", file=sys.stderr)
         return 2
     out = Path(args.out)
@@ -609,7 +617,7 @@ def main(argv: list[str] | None = None) -> int:
                  False if args.tables else None, args.homework)
     print(f"отчёт: {out / 'index.html'} — работ {len(records)}, названных ошибок {len(data['mistakes'])}, "
           f"{time.perf_counter() - started:.1f} с")
-    return 0
+    return lms.write(export_to, records, args.homework) if export_to else 0
 
 
 if __name__ == "__main__":
