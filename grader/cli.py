@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader import export, homeworks
+from grader import export, homeworks, lms
 from grader.boundary import confine
 from grader.homeworks import ROOT, UsageError
 from grader.report import required_passed, scoreboard
@@ -79,6 +79,8 @@ _ARGPARSE_RU = [
     ("ambiguous option", "неоднозначная опция"),
     ("could match", "подходит к"),
     ("ignored explicit argument", "опция не принимает значения"),
+    ("invalid choice: ", "недопустимое значение "),
+    ("choose from", "можно"),
     ("argument ", "аргумент "),
 ]
 
@@ -125,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "ни отдельного пользователя)")
     p.add_argument("--list", action="store_true",
                    help="показать домашние работы и их части; с частью — имена её проверок")
+    lms.add_options(p)  # with --batch: the grades into Canvas or Moodle
     return p
 
 
@@ -305,11 +308,15 @@ def _main(argv: list[str] | None = None) -> int:
                 raise UsageError("пакетная проверка (--batch) — инструмент преподавателя, в копии для студентов "
                                  "её нет") from None
             _validate_selection(hw, selected, whole)
+            export_to = lms.from_args(args, Path(args.report) if args.report else None, hw.name)
+            if export_to:  # the roster and the grade's fitness for the LMS are checked before anything is graded
+                lms.check_batch(export_to, hw, selected, Path(args.batch))
             subs = batch.run(hw, selected, Path(args.batch), jobs=args.jobs, timeout=args.timeout,
                              csv_path=args.csv, feedback_dir=args.feedback,
                              allow_default_secret=args.allow_default_secret, report_dir=args.report,
                              allow_unconfined=args.allow_unconfined, show_hidden=args.show_hidden)
-            return 1 if any(s.error or any(r.error for r in s.results) for s in subs) else 0  # one not graded
+            code = 1 if any(s.error or any(r.error for r in s.results) for s in subs) else 0  # one not graded
+            return max(code, lms.write(export_to, lms.batch_records(subs), hw.name)) if export_to else code
         impl, label, source_opts = _source(args, hw)
     except UsageError as exc:
         print(f"ошибка: {exc}", file=sys.stderr)
@@ -327,6 +334,9 @@ def _check_options(args) -> None:
     if args.report and not args.batch:
         raise UsageError("--report — отчёт о классе для пакетной проверки: добавьте --batch ПАПКА_С_РАБОТАМИ "
                          "(из выгрузки Gradescope: python -m grader.report_class ВЫГРУЗКА ПАПКА)")
+    if (args.lms or args.roster) and not args.batch:
+        raise UsageError("--lms и --roster — для пакетной проверки: добавьте --batch ПАПКА_С_РАБОТАМИ (из записей или "
+                         "выгрузки Gradescope: python -m grader.report_class ИСТОЧНИК ПАПКА --lms ... --roster ...)")
     if args.batch and args.json:
         raise UsageError("с --batch баллы записывает --csv; --json — для одной работы")
 

@@ -289,3 +289,36 @@ def write(export: Export, records: list[dict], homework: str = "ДЗ", stream=No
         return 1
     return 0
 
+
+# ---- with --batch ------------------------------------------------------------------------------------------------
+
+def check_batch(export: Export, hw, selected, folder: Path) -> None:
+    """Before a batch is graded: what would make its grades unfit for the LMS, as a usage error (the same rule
+    :func:`refused` applies to the records afterwards)."""
+    from grader.hidden import hidden_available
+    from grader.secret import is_default
+
+    if len(selected) != len(hw.parts) or any(tests is not None for _, tests in selected):
+        raise UsageError(f"--lms {export.lms}: в LMS выгружается оценка за всю работу — уберите выбор частей и "
+                         "проверок")
+    if not hidden_available(hw.tests_dir):
+        raise UsageError(f"--lms {export.lms}: здесь нет ключа преподавателя, проверка была бы самопроверкой на "
+                         "открытых входах, а в LMS выгружается только оценка для ведомости")
+    if is_default(hw):
+        raise UsageError(f"--lms {export.lms}: скрытые входы из секрета по умолчанию (его знает каждый, у кого есть "
+                         f"набор) — такая оценка не для ведомости; заведите свой: python -m grader.secret {hw.name} "
+                         "--new")
+    path, root = export.path.resolve(), folder.resolve()
+    if path == root or root in path.parents:
+        raise UsageError("файл для LMS (--lms-file) не должен лежать в папке с работами: проверка не пишет в работы "
+                         "студентов")
+
+
+def batch_records(subs) -> list[dict]:
+    """The records of a batch's submissions (grader.batch.Submission), as ``--report`` writes them (without the
+    failure texts, which the LMS file does not read)."""
+    from grader import report_class
+
+    return [report_class.record_from_results(s.name, [] if s.error else s.results, [],
+                                             error=s.error or ("" if s.results else "нет результатов"))
+            for s in subs]

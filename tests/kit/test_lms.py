@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import export, homeworks, lms, report_class
+from grader import batch, cli, export, homeworks, lms, report_class
 from grader.results import CheckResult, PartResult
 from kit import HW
 
@@ -183,3 +183,54 @@ def test_gradescope_submitters_are_matched_by_e_mail(tmp_path, capsys):
         ["Email address", "ДЗ 6"], ["anna@uni.example", "100"], ["olga@uni.example", "15"],
         ["petr@uni.example", "15"]]
 
+
+# ---- with --batch: the command line's wiring, without grading -----------------------------------------------------
+
+def _no_umask(monkeypatch):
+    monkeypatch.setattr(cli.confine, "own_outputs", lambda: None)  # a root grader's umask: not this test process's
+
+
+def test_batch_writes_the_file_from_what_it_graded(tmp_path, monkeypatch, capsys):
+    """``check.py HW --batch DIR --lms canvas --roster FILE``: the roster is read before grading, and the file is
+    written from the submissions the batch graded (here made up: grader.batch.run replaced)."""
+    _no_umask(monkeypatch)
+    secret = tmp_path / "secret"
+    secret.write_text("an instructor's own secret\n", encoding="utf-8")
+    monkeypatch.setenv("HWKIT_SECRET_FILE", str(secret))
+    subs = [batch.Submission("alice", tmp_path, "folder", results=_results(ALL, {"boss"})),
+            batch.Submission("bob", tmp_path, "folder", results=_results({"dp"}, set()))]
+    monkeypatch.setattr(batch, "run", lambda *args, **kwargs: subs)
+    (tmp_path / "class").mkdir()
+    roster = _roster(tmp_path, "submission,lms_id\nalice,a1\nbob,b2\n")
+    out_file = tmp_path / "canvas.csv"
+    code = cli.main([HW, "--batch", str(tmp_path / "class"), "--lms", "canvas", "--roster", str(roster),
+                     "--lms-file", str(out_file)])
+    assert code == 0, capsys.readouterr()
+    assert [row[3:] for row in _read(out_file)[2:]] == [["a1", "", "100", "8"], ["b2", "", "15", "0"]]
+
+
+def test_batch_refuses_before_grading(tmp_path, monkeypatch, capsys):
+    """The kit's default secret, a faulty roster, no file to write, some parts only, or the file among the students':
+    exit 2 before anything is graded."""
+    _no_umask(monkeypatch)
+    monkeypatch.setattr(batch, "run", lambda *a, **k: pytest.fail("graded although --lms was refused"))
+    (tmp_path / "class").mkdir()
+    good = _roster(tmp_path, "submission,lms_id\nalice,a1\n")
+    bad = _roster(tmp_path, "submission,lms_id\nalice,\n", "bad.csv")
+    cases = [(["--roster", str(good), "--lms-file", str(tmp_path / "f.csv")], "из секрета по умолчанию"),
+             (["--roster", str(bad), "--lms-file", str(tmp_path / "f.csv")], "строка 2: пустой столбец lms_id"),
+             (["--roster", str(good)], "--lms-file ФАЙЛ"),
+             ([], "нужен список группы --roster")]
+    for extra, says in cases:
+        assert cli.main([HW, "--batch", str(tmp_path / "class"), "--lms", "canvas", *extra]) == 2
+        assert says in capsys.readouterr().err, extra
+    assert cli.main([HW, "--lms", "canvas", "--roster", str(good)]) == 2
+    assert "для пакетной проверки" in capsys.readouterr().err
+    secret = tmp_path / "secret"  # with an instructor's own secret: one part only, or the file among the students'
+    secret.write_text("an instructor's own secret\n", encoding="utf-8")
+    monkeypatch.setenv("HWKIT_SECRET_FILE", str(secret))
+    for extra, says in [(["dp", "--lms-file", str(tmp_path / "f.csv")], "оценка за всю работу"),
+                        (["--lms-file", str(tmp_path / "class" / "f.csv")], "не должен лежать в папке с работами")]:
+        assert cli.main([HW, "--batch", str(tmp_path / "class"), "--lms", "canvas", "--roster", str(good),
+                         *extra]) == 2
+        assert says in capsys.readouterr().err, extra
