@@ -43,7 +43,7 @@ LABEL = {"canvas": "Canvas", "moodle": "Moodle"}
 # are cited in docs/lms-canvas.md)
 CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 CANVAS_POINTS = "Points Possible"
-MOODLE_EMAIL, MOODLE_NAME = "Email address", "Name"  # the headers of Moodle's own grade export
+MOODLE_EMAIL, MOODLE_NAME = "Email address", "Name"  # the e-mail's header is that of Moodle's own grade export
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _CANVAS_ID = re.compile(r"\s*\(\d+\)$")  # "ДЗ 6 (12345)": a Canvas column that names its assignment's id
@@ -126,8 +126,10 @@ def read_roster(path: Path, lms: str) -> list[Entry]:
         raise UsageError(f"--roster {path}: файл не в UTF-8; сохраните его как «CSV UTF-8»") from None
     first = text.split("\n", 1)[0]
     delimiter = ";" if ";" in first and "," not in first else ","
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    rows = list(reader)
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+    except csv.Error as exc:
+        raise UsageError(f"--roster {path}: это не CSV ({exc}); сохраните список как «CSV UTF-8»") from None
     header = [_key(h) for h in rows[0]] if rows else []
     missing = [c for c in ("submission", "lms_id") if c not in header]
     if missing:
