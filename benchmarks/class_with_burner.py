@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "kit"))
 
 from grader import homeworks  # noqa: E402
-from grader.boundary.confine import MARKER  # noqa: E402
+from grader.boundary import confine  # noqa: E402
 from kit import CHECK, HW, burner  # noqa: E402
 
 
@@ -45,16 +45,6 @@ def _rows(path: Path) -> list[str]:
     return [r["submission"] for r in csv.DictReader(text[:text.rfind("\n") + 1].splitlines())]
 
 
-def _marked(token: str) -> list[int]:
-    needle, found = f"{MARKER}={token}".encode(), []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and any(v == needle or v.startswith(needle + b".")
-                                            for v in (entry / "environ").read_bytes().split(b"\0")):
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
 
 
 def batch(folder: Path, out: Path, args, token: str) -> subprocess.Popen:
@@ -111,9 +101,9 @@ def main(argv: list[str] | None = None) -> int:
         proc = batch(folder, out, args, token)
         deadline = time.monotonic() + 120
         while proc.poll() is None and time.monotonic() < deadline and not (_rows(out / "scores.csv") and
-                                                                          _marked(token)):
+                                                                          confine.marked(token)):
             time.sleep(0.02)  # a row written, and a run going on
-        running = len(_marked(token))
+        running = len(confine.marked(token))
         sent = time.monotonic()
         proc.send_signal(signal.SIGINT)
         try:
@@ -122,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
             proc.kill()
             proc.wait()
         took = time.monotonic() - sent
-        left = _marked(token)
+        left = confine.marked(token)
         for pid in left:
             try:
                 os.kill(pid, signal.SIGKILL)

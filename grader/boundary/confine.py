@@ -410,22 +410,30 @@ def environment(run_token: str) -> dict[str, str]:
     return env
 
 
-def reap(token: str) -> None:
-    """Kill every process of this user still carrying the marker ``token``, or a marker under it
-    (``token.<session>``: a grading run's token reaps the workers of all its sessions, a session's only its own;
-    Linux; elsewhere nothing to scan)."""
+def marked(token: str) -> list[int]:
+    """The processes (other than this one) carrying the marker ``token``, or a marker under it (``token.<session>``:
+    a grading run's token finds the workers of all its sessions, a session's only its own); Linux: elsewhere none."""
     proc = Path("/proc")
     if not proc.is_dir():
-        return
-    needle = f"{MARKER}={token}".encode()
+        return []
+    needle, found = f"{MARKER}={token}".encode(), []
     for entry in proc.iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
-            if any(v == needle or v.startswith(needle + b".")
-                   for v in (entry / "environ").read_bytes().split(b"\0")):
-                os.kill(int(entry.name), signal.SIGKILL)
+            if any(v == needle or v.startswith(needle + b".") for v in (entry / "environ").read_bytes().split(b"\0")):
+                found.append(int(entry.name))
         except (OSError, ValueError):
+            continue
+    return found
+
+
+def reap(token: str) -> None:
+    """Kill every process still carrying the marker ``token`` (:func:`marked`)."""
+    for pid in marked(token):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
             continue
 
 

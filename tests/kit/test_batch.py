@@ -14,6 +14,7 @@ import shutil
 import nbformat
 import pytest
 
+from grader.boundary import confine
 from grader.homeworks import ROOT
 from kit import HW, MODES, burner, mode_env, run_check
 from test_robustness import snapshot
@@ -424,22 +425,6 @@ def test_a_submission_that_burns_cpu_in_every_call_holds_up_no_classmate(tmp_pat
     assert f"превышено общее время части ({budget:g} с)" in (out / "feedback" / "zoe.txt").read_text(encoding="utf-8")
 
 
-def _marked(token: str) -> list[int]:
-    """The processes whose environment carries the run's marker (``token`` or one under it), as confine.reap
-    finds them."""
-    from pathlib import Path
-
-    from grader.boundary.confine import MARKER
-
-    needle, found = f"{MARKER}={token}".encode(), []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and any(v == needle or v.startswith(needle + b".")
-                                            for v in (entry / "environ").read_bytes().split(b"\0")):
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="the run's processes are found in /proc")
@@ -463,7 +448,7 @@ def test_ctrl_c_ends_a_batch_within_seconds_with_all_its_processes_and_keeps_wha
             time.sleep(0.05)
         assert proc.poll() is None, "the batch ended before the burner was stopped"
         assert "anna" in _written(out)[0], "the reference's row was not written within 60 s"
-        running = _marked(token)
+        running = confine.marked(token)
         assert running, "no process of the run carries its marker: the scan below would prove nothing"
         proc.send_signal(signal.SIGINT)
         try:
@@ -474,7 +459,7 @@ def test_ctrl_c_ends_a_batch_within_seconds_with_all_its_processes_and_keeps_wha
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-        left = _marked(token)
+        left = confine.marked(token)
         for pid in left:  # leave the machine clean even when the test fails
             try:
                 os.kill(pid, 9)
@@ -487,8 +472,6 @@ def test_ctrl_c_ends_a_batch_within_seconds_with_all_its_processes_and_keeps_wha
     assert "прервано (Ctrl-C)" in stderr and "Traceback" not in stderr, stderr
     if mode == "user":  # nothing of the user the submissions ran as either (the feedback names it)
         import re
-
-        from grader.boundary import confine
 
         said = (out / "feedback" / "anna.txt").read_text(encoding="utf-8")
         uid = int(re.search(r"отдельный пользователь \(uid (\d+)\)", said).group(1))
