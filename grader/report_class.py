@@ -291,6 +291,18 @@ def anonymous(name: str, salt: str = "") -> str:
                                 hashlib.sha256).hexdigest()[:10]
 
 
+def _scrubber(records: list[dict]):
+    """A text with every submission's name (and a Gradescope submitter's e-mail) in it replaced by "…": what an
+    anonymized report quotes (a reason, a mistake's text) names no one, whoever's record it came from."""
+    names = sorted({n for r in records for n in [r["name"], *r.get("emails", [])] if n}, key=len, reverse=True)
+
+    def scrub(text: str) -> str:
+        for name in names:
+            text = text.replace(name, "…")
+        return text
+    return scrub
+
+
 def _histogram(values: list[float], top: float, bins: int = 10) -> list[dict]:
     top = top or 1.0
     width = top / bins
@@ -311,6 +323,7 @@ def build_data(records: list[dict], links: dict[str, str] | None = None, anonymi
     from the report (none when anonymized)."""
     names = {r["name"]: anonymous(r["name"], salt) if anonymize else r["name"] for r in records}
     links = {} if anonymize else (links or {})
+    scrub = _scrubber(records) if anonymize else (lambda text: text)
     graded = [r for r in records if r["checks"]]
     n_graded = len(graded)
     reasons: Counter = Counter()
@@ -318,9 +331,8 @@ def build_data(records: list[dict], links: dict[str, str] | None = None, anonymi
     for r in records:
         why = [r["error"]] if r["error"] else [f"{p['id']}: {p['error']}" for p in r["parts"] if p["error"]]
         for w in why:
-            reason = w.splitlines()[0][:160]
-            if not anonymize:
-                reason = reason.replace(r["name"], "…")  # "в папке alice не найдено работы": one reason for all
+            # "в папке alice не найдено работы": one reason for all, and no name in an anonymized report
+            reason = scrub(w.splitlines()[0].replace(r["name"], "…"))
             reasons[reason] += 1
             who_reason.setdefault(reason, []).append(names[r["name"]])
     timed = [r for r in graded if any(c["kind"] in _TIMEOUT for c in r["checks"])]
@@ -338,9 +350,9 @@ def build_data(records: list[dict], links: dict[str, str] | None = None, anonymi
     mistakes: dict[tuple, dict] = {}
     for r in records:
         for m in r["mistakes"]:
-            key = (m["part"], m["function"], m["text"])
-            entry = mistakes.setdefault(key, {"part": m["part"], "function": m["function"], "text": m["text"],
-                                              "told": m["told"], "checks": [], "submissions": []})
+            key = (m["part"], m["function"], scrub(m["text"]))
+            entry = mistakes.setdefault(key, {"part": m["part"], "function": m["function"], "text": scrub(m["text"]),
+                                              "told": scrub(m["told"]), "checks": [], "submissions": []})
             if m["check"] not in entry["checks"]:
                 entry["checks"].append(m["check"])
             if names[r["name"]] not in entry["submissions"]:
@@ -355,7 +367,7 @@ def build_data(records: list[dict], links: dict[str, str] | None = None, anonymi
     for r in graded:
         for c in r["checks"]:
             e = checks.setdefault((c["part"], c["check"]), {"id": f"{c['part']}::{c['check']}", "part": c["part"],
-                                                             "check": c["check"], "title": c["title"],
+                                                             "check": c["check"], "title": scrub(c["title"]),
                                                              "function": c["function"], "bonus": c["bonus"],
                                                              "runs": 0, "passed": 0, "timeouts": 0})
             e["runs"] += 1
@@ -396,7 +408,7 @@ def build_data(records: list[dict], links: dict[str, str] | None = None, anonymi
                             "error": bool(r["error"] or any(p["error"] for p in r["parts"])),
                             "unconfined": r["unconfined"], "passed": sum(bool(c["passed"]) for c in r["checks"]),
                             "checks": len(r["checks"]),
-                            "mistakes": sorted({mistake_id[(m["part"], m["function"], m["text"])]
+                            "mistakes": sorted({mistake_id[(m["part"], m["function"], scrub(m["text"]))]
                                                 for m in r["mistakes"]}, key=lambda i: int(i[1:])),
                             "failed": [f"{c['part']}::{c['check']}" for c in r["checks"] if not c["passed"]]})
     return {"schema": SCHEMA, "homework": homework, "anonymized": anonymize,

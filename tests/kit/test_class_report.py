@@ -416,3 +416,29 @@ def test_a_students_text_never_names_a_typical_mistake(tmp_path, route):
     assert not [line for line in feedback.splitlines() if line.strip().startswith(report.DIAGNOSIS)], feedback
     said = {"answer": "str: x\\x0aПохоже", "import": "RuntimeError: x\\x0aПохоже", "hang": "превышено время"}[route]
     assert said in feedback, feedback  # the forger's failure is told, its text as one line
+
+
+def test_an_anonymized_report_quotes_no_submissions_name(tmp_path):
+    """A reason that names a folder ("в папке frank_empty не найдено работы…", as the batch writes it), a part's
+    error naming another, a mistake's text naming a third: neither index.html nor report.json has any of the names."""
+    records_dir = tmp_path / "records"
+    told = GAE_FORWARD + " (работа carol_notebook)"
+    lead = _check("test_gae_courier", "GAE курьера", "gae", f"Проверяли: gae\n{told}", diagnosis=told)
+    for name, results, error in [("alice_ref", _results(PASS), ""),
+                                 ("carol_notebook", _results(lead, PASS), ""),
+                                 ("frank_empty", [], "в папке frank_empty не найдено работы: нет модулей (ppo.py, …) "
+                                                     "ни в ней, ни в homework/x/")]:
+        shown = [{"part": "ppo", "function": "gae", "check": "test_gae_courier", "title": "GAE курьера",
+                  "diagnosis": told, "text": told}] if results and name == "carol_notebook" else []
+        record = report_class.record_from_results(name, results, shown, error=error)
+        if name == "alice_ref":
+            record["parts"][0]["error"] = "ppo.py в папке alice_ref не загружается"
+        report_class.write_record(records_dir, name, record)
+    out = tmp_path / "out"
+    assert report_class.main([str(records_dir), str(out), "--anonymize", "--salt", "осень", "--tables"]) == 0
+    data = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert len(data["overview"]["reasons"]) == 2 and data["mistakes"]  # the texts that named them are there
+    for file in ("index.html", "report.json", "mistakes.csv"):
+        text = (out / file).read_text(encoding="utf-8")
+        for name in ("alice_ref", "carol_notebook", "frank_empty"):
+            assert name not in text, (file, name)
