@@ -22,9 +22,10 @@ from the records grading already wrote.
   else by a small reader of its ``submission_<id>:`` keys and ``:name:`` lines); any folder of Gradescope
   ``results.json`` files (``<name>.json`` or ``<name>/results.json``) is read the same way.
 - ``--anonymize``: every submission's name becomes a stable hash (``работа-`` and 10 hex digits of HMAC-SHA256 of
-  the name, keyed by ``--salt``, or the environment's ``HWKIT_ANONYMIZE_SALT``): the same name gets the same hash
-  in every report made with the same salt. Without a salt, anyone with the class list can match the hashes to the
-  names. An anonymized report has no links to the feedback files (their names are the students').
+  the name, keyed by ``--salt``, or the environment's ``HWKIT_ANONYMIZE_SALT``, or else the instructor's secret of
+  the homework, grader.hidden.secret; the kit's default secret is refused): the same name gets the same hash in
+  every report made with the same key. Every submission's name is scrubbed from the texts the report quotes. An
+  anonymized report has no links to the feedback files (their names are the students').
 - ``--lms canvas|moodle --roster FILE``: also the file that imports the class's grades into Canvas or Moodle
   (grader.lms; docs/lms-canvas.md, docs/lms-moodle.md), from the same records.
 - Plots (score histograms) are drawn with matplotlib when it is installed, embedded as inline SVG; without it (or
@@ -591,6 +592,26 @@ def render(data: dict, plots: bool | None = None) -> str:
     return "\n".join(h)
 
 
+def instructor_salt(records: list[dict], homework: str = "") -> str:
+    """The key of --anonymize's hashes when no --salt is given: the instructor's secret (grader.hidden.secret) of the
+    homework the records are of (``homework``, or the one whose parts they name). The kit's default secret is
+    public, so it is refused: without a secret of one's own, a --salt is needed."""
+    from grader import hidden, homeworks
+
+    ids = {p["id"] for r in records for p in r["parts"]}
+    names = [homework] if homework in homeworks.available() else \
+        [n for n in homeworks.available() if ids and ids <= {p.id for p in homeworks.load(n).parts}]
+    if len(names) != 1:
+        raise UsageError("--anonymize без --salt: не понять, какой домашней работы записи (её секрет — ключ хешей); "
+                         "укажите --homework <домашняя работа> или --salt <ключ>")
+    key = hidden.secret(homeworks.load(names[0]).tests_dir)
+    if key == hidden.DEFAULT_SECRET:
+        raise UsageError(f"--anonymize без --salt: у {names[0]} нет своего секрета (python -m grader.secret), а "
+                         "секрет набора по умолчанию известен всем — хеши по нему сопоставит с именами любой. "
+                         "Задайте секрет или --salt <ключ>")
+    return key
+
+
 def links_for(records: list[dict], records_dir: Path, out: Path) -> dict[str, str]:
     """A record's name -> its feedback file as a link from the report in ``out`` (relative, '/'-separated)."""
     links = {}
@@ -609,7 +630,8 @@ def main(argv: list[str] | None = None) -> int:
                                   "(папка или .zip с submission_<id>/results.json)")
     p.add_argument("out", help="куда записать index.html, report.json, mistakes.csv")
     p.add_argument("--anonymize", action="store_true", help="заменить имена стабильными хешами")
-    p.add_argument("--salt", default=os.environ.get(SALT_ENV, ""), help=f"ключ хешей --anonymize (или {SALT_ENV})")
+    p.add_argument("--salt", default=os.environ.get(SALT_ENV) or None,
+                   help=f"ключ хешей --anonymize (или {SALT_ENV}); без него — секрет преподавателя домашней работы")
     p.add_argument("--tables", action="store_true", help="без графиков matplotlib: распределения таблицами")
     p.add_argument("--homework", default="", help="имя домашней работы для заголовка")
     lms.add_options(p)
@@ -621,11 +643,12 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError("--lms с --anonymize: файл для LMS называет студентов; постройте его отдельной "
                              "командой, без --anonymize")
         records, base = read_source(Path(args.source))
+        salt = args.salt if args.salt is not None or not args.anonymize else instructor_salt(records, args.homework)
     except (FileNotFoundError, OldRecords, UsageError) as exc:
         print(f"ошибка: {exc}", file=sys.stderr)
         return 2
     out = Path(args.out)
-    data = build(records, out, links_for(records, base, out), args.anonymize, args.salt,
+    data = build(records, out, links_for(records, base, out), args.anonymize, salt or "",
                  False if args.tables else None, args.homework)
     print(f"отчёт: {out / 'index.html'} — работ {len(records)}, названных ошибок {len(data['mistakes'])}, "
           f"{time.perf_counter() - started:.1f} с")

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from schema_subset import errors
 
-from grader import export, homeworks, report, report_class
+from grader import export, hidden, homeworks, report, report_class
 from grader.homeworks import ROOT
 from grader.results import CheckResult, PartResult
 from kit import HW, run_check
@@ -442,3 +442,25 @@ def test_an_anonymized_report_quotes_no_submissions_name(tmp_path):
         text = (out / file).read_text(encoding="utf-8")
         for name in ("alice_ref", "carol_notebook", "frank_empty"):
             assert name not in text, (file, name)
+
+
+def test_anonymize_without_a_salt_keys_the_hashes_with_the_instructors_secret(tmp_path, monkeypatch, capsys):
+    """No --salt: the names' HMAC is keyed by the homework's secret (grader.hidden.secret), not by nothing; the
+    kit's default secret, known to all, is refused unless a --salt is given."""
+    records_dir = tmp_path / "records"
+    for name in ("alice", "bob"):
+        report_class.write_record(records_dir, name, report_class.record_from_results(name, _results(PASS), []))
+    monkeypatch.delenv(report_class.SALT_ENV, raising=False)
+    key = tmp_path / "secret"
+    key.write_text("секрет преподавателя\n", encoding="utf-8")
+    monkeypatch.setenv(hidden.SECRET_ENV, str(key))
+    assert report_class.main([str(records_dir), str(tmp_path / "a"), "--anonymize", "--tables"]) == 0
+    names = [s["name"] for s in json.loads((tmp_path / "a" / "report.json").read_text(encoding="utf-8"))["submissions"]]
+    assert names == [report_class.anonymous(n, "секрет преподавателя") for n in ("alice", "bob")]
+    assert report_class.anonymous("alice", "") not in names
+    capsys.readouterr()
+    monkeypatch.setenv(hidden.SECRET_ENV, str(tmp_path / "none"))  # no secret of one's own: the kit's default
+    assert hidden.secret(homeworks.load(HW).tests_dir) == hidden.DEFAULT_SECRET
+    assert report_class.main([str(records_dir), str(tmp_path / "b"), "--anonymize", "--tables"]) == 2
+    assert "--salt" in capsys.readouterr().err and not (tmp_path / "b").exists()
+    assert report_class.main([str(records_dir), str(tmp_path / "c"), "--anonymize", "--salt", "k", "--tables"]) == 0
