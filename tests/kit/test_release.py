@@ -219,3 +219,22 @@ def test_the_release_refuses_a_copy_that_would_hold_the_answer_key():
     pasted = dict(clean, **{f"tests/{HW}/test_extra.py": key_source})
     assert any("test_extra.py" in leak for leak in key_leaks(pasted))
     assert key_leaks(dict(clean, **{f"tests/{HW}/key/ppo.py": key_source}))
+
+
+@pytest.mark.parametrize("where", ["kit", "copy"])
+def test_a_virtual_environment_at_the_root_is_git_ignored(where, copy, tmp_path):
+    """The quick start makes .venv at the root of the kit and of the student's copy: `git add -A` must not stage
+    it (nor a venv/)."""
+    ignore = (ROOT if where == "kit" else copy) / ".gitignore"
+    assert ignore.is_file()
+    repo = tmp_path / "repo"
+    for rel in (".venv/bin/python", "venv/lib/site.py", "homework/a.py"):
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text("x = 1\n", encoding="utf-8")
+    shutil.copy(ignore, repo / ".gitignore")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    staged = subprocess.run([*git, "diff", "--cached", "--name-only"], capture_output=True, text=True,
+                            check=True).stdout.split()
+    assert staged == [".gitignore", "homework/a.py"]
