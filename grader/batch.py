@@ -161,7 +161,7 @@ class _Progress:
             self.done += 1
             elapsed = int(time.perf_counter() - self.started)
             if sub.error:
-                what = f"не проверена: {sub.error.splitlines()[0][:80]}"
+                what = f"не проверена: {sub.error.splitlines()[0]}"  # the whole reason: never cut mid-word
             else:
                 score, max_score, _, _ = totals(sub.results)
                 what = f"{score:.1f} из {max_score:g}"
@@ -321,17 +321,30 @@ def class_report(hw: Homework, report: Path) -> str:
             f"данные: report.json, mistakes.csv)")
 
 
+def graded(sub: Submission) -> bool:
+    """The submission was graded: no failure of its own, and at least one part checked."""
+    return not sub.error and any(not r.error for r in sub.results)
+
+
 def summary(hw: Homework, subs: list[Submission], parts: list[Part]) -> str:
+    """The table printed after a batch: how many submissions there were, how many were graded and how many not,
+    each one's parts, total and (when a part has bonus points) bonus."""
     width = max(len(s.name) for s in subs)
-    head = f"{'работа':<{width}}  " + "  ".join(f"{p.id:>8}" for p in parts) + f"  {'итого':>8}"
-    lines = [f"{hw.name}: проверено работ {len(subs)}", "", head]
+    bonus = any(p.bonus_points for p in parts)
+    head = (f"{'работа':<{width}}  " + "  ".join(f"{p.id:>8}" for p in parts) + f"  {'итого':>8}"
+            + (f"  {'бонус':>8}" if bonus else ""))
+    n_graded = sum(graded(s) for s in subs)
+    lines = [f"{hw.name}: работ {len(subs)}, проверено {n_graded}, не проверено {len(subs) - n_graded}", "", head]
     for sub in subs:
         scores = {r.part.id: r for r in sub.results}
         cells = []
         for p in parts:
             r = scores.get(p.id)
             cells.append(f"{'—' if r is None or r.error else f'{r.score:.1f}':>8}")
-        total = f"{totals(sub.results)[0]:.1f}" if sub.results else "—"
-        error = f"  ({sub.error})" if sub.error else ""
-        lines.append(f"{sub.name:<{width}}  " + "  ".join(cells) + f"  {total:>8}" + error)
+        score, _, bonus_score, _ = totals(sub.results)
+        cells.append(f"{f'{score:.1f}' if graded(sub) else '—':>8}")
+        if bonus:
+            cells.append(f"{f'{bonus_score:.1f}' if graded(sub) else '—':>8}")
+        error = f"  ({sub.error.splitlines()[0]})" if sub.error else ""
+        lines.append(f"{sub.name:<{width}}  " + "  ".join(cells) + error)
     return "\n".join(lines)

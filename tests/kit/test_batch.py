@@ -6,16 +6,22 @@ os._exit, a syntax error, one that tries to overwrite a classmate's file). Only 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import re
 import shutil
+from pathlib import Path
 
 import nbformat
 import pytest
 
+from grader import homeworks
+from grader.batch import Submission, _Progress, summary
 from grader.boundary import confine
 from grader.homeworks import ROOT
+from grader.report import totals
+from grader.results import CheckResult, PartResult
 from kit import HW, MODES, burner, mode_env, run_check
 from test_robustness import snapshot
 
@@ -171,7 +177,7 @@ def test_progress_line_names_every_submission(batch):
 
 def test_summary_table_on_stdout(batch):
     proc, _ = batch
-    assert f"проверено работ {len(SUBMISSIONS)}" in proc.stdout
+    assert f"работ {len(SUBMISSIONS)}, проверено " in proc.stdout
     assert all(name in proc.stdout for name in SUBMISSIONS)
 
 
@@ -492,3 +498,39 @@ def test_a_name_taken_already_never_gets_a_file_name_that_is_another_students(tm
     assert len({s.lower() for s in stems.values()}) == 3, stems
     assert all(stem == name or stem.startswith(name + "-") and stem.lower() not in {n.lower() for n in stems}
                for name, stem in stems.items()), stems
+
+
+# ---- the console summary, from hand-made submissions ----------------------------------------------------------
+
+def _graded_sub(name, part, passed_bonus):
+    checks = [CheckResult(f"tests/{HW}/test_ppo.py::test_a", "test_a", "a", "passed", "", "", subject="gae"),
+              CheckResult(f"tests/{HW}/test_ppo.py::test_b", "test_b", "b", "passed" if passed_bonus else "failed",
+                          "" if passed_bonus else "check", "", subject="gae", bonus=True)]
+    return Submission(name, Path(name), "folder", results=[PartResult(part, checks)])
+
+
+def test_summary_counts_graded_and_not_and_shows_the_bonus():
+    hw = homeworks.load(HW)
+    ppo = hw.part("ppo")
+    assert ppo.bonus_points
+    reason = ("в папке frank_empty не найдено работы: нет модулей (ppo.py, …) ни в ней, ни в homework/x/, "
+              "ни в notebooks/ — положите туда модули или ноутбук\nвторая строка")
+    subs = [_graded_sub("alice", ppo, True), _graded_sub("bob", ppo, False),
+            Submission("frank_empty", Path("frank_empty"), "folder", error=reason)]
+    text = summary(hw, subs, [ppo])
+    lines = text.splitlines()
+    assert lines[0] == f"{HW}: работ 3, проверено 2, не проверено 1"
+    assert lines[2].split() == ["работа", "ppo", "итого", "бонус"]
+    alice = totals(subs[0].results)
+    assert lines[3].split() == ["alice", f"{alice[0]:.1f}", f"{alice[0]:.1f}", f"{alice[2]:.1f}"] and alice[2] > 0
+    assert lines[4].split()[-1] == "0.0"  # bob's bonus check failed
+    assert lines[5].startswith("frank_empty") and reason.splitlines()[0] in lines[5] and "вторая" not in text
+    no_bonus = [p for p in hw.parts if not p.bonus_points][0]
+    assert "бонус" not in summary(hw, [_graded_sub("alice", no_bonus, True)], [no_bonus])
+
+
+def test_progress_line_gives_the_whole_first_line_of_the_reason():
+    reason = "в папке frank_empty не найдено работы: " + "нет модулей ни в ней, ни в homework/x/, ни в notebooks/ " * 3
+    stream = io.StringIO()
+    _Progress(1, stream).update(Submission("frank_empty", Path("frank_empty"), "folder", error=reason + "\nещё"))
+    assert stream.getvalue().rstrip("\n").endswith(f"frank_empty — не проверена: {reason}")
