@@ -27,6 +27,8 @@ class CheckFailure(AssertionError):
 
     function: str | None = None
     defer: dict | None = None
+    differs: tuple[tuple[int, ...], int] | None = None  # an array answer's shape and the flat index of its first
+    # differing item: -v shows the answer around it (grader.summary.value)
     diagnosis: str = ""  # the line that names a typical mistake («Похоже на типичную ошибку: …»), as printed
 
 
@@ -304,14 +306,19 @@ def check_close(got: Any, expected: Any, *, what: str, hint: str = "", atol: flo
         _fail(what, fmt(expected), fmt(arr), hint or nan, extra="В ответе есть NaN или бесконечность." if hint else "")
     if not np.allclose(arr, expected, atol=atol, rtol=rtol):
         bad = np.argwhere(~np.isclose(arr, expected, atol=atol, rtol=rtol))
-        where = ""
+        where, differs = "", None
         if arr.ndim >= 1 and len(bad):
             i = tuple(int(j) for j in bad[0])
             e, g = shown(expected[i], arr[i])
             where = f"Первое расхождение в позиции {i if len(i) > 1 else i[0]}: ожидали {e}, получили {g}."
             if _elided(arr.shape, i):
                 where += "\n" + _window(expected, arr, i, ~np.isclose(arr, expected, atol=atol, rtol=rtol))
-        _fail(what, *shown(expected, arr), hint, extra=where, mistake=_match_mistake(arr, mistakes, atol, rtol))
+            differs = (tuple(arr.shape), int(np.ravel_multi_index(i, arr.shape)))
+        try:
+            _fail(what, *shown(expected, arr), hint, extra=where, mistake=_match_mistake(arr, mistakes, atol, rtol))
+        except CheckFailure as failure:
+            failure.differs = differs
+            raise
     return arr
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import homeworks, key
+from grader import homeworks, key, summary
 from grader.boundary import confine, events, zygote
 from grader.boundary.errors import RemoteError
 from grader.boundary.loading import NamespaceImplementation
@@ -390,11 +390,16 @@ def _work_out_title(item) -> tuple[str, float, bool, tuple[str, ...]]:
     return title, float(marker.kwargs.get("weight", 1.0)), bool(marker.kwargs.get("bonus", False)), subjects
 
 
-def _told_call(item, function: str) -> str:
-    """The last call of ``function`` in the check now ending, and its answer, in words (grader.summary)."""
+def _told_call(item, function: str, exc: BaseException | None = None) -> str:
+    """The last call of ``function`` in the check now ending, and its answer, in words (grader.summary); an array
+    answer that differs from the expected one is shown around its first differing item (``exc.differs``)."""
     for session in item.config.stash[_STATE]["sessions"].values():
         if function in session.check.calls:
             said, answer = session.check.calls[function]
+            differs = getattr(exc, "differs", None)
+            raw = session.check.answers.get(function)
+            if differs and isinstance(raw, np.ndarray) and raw.shape == differs[0]:
+                answer = summary.value(raw, at=differs[1])
             return f"Вызов: {said}\nОтвет: {answer if answer is not None else 'нет (вызов не вернул значения)'}"
     return ""
 
@@ -422,7 +427,7 @@ def pytest_runtest_makereport(item, call):
             said = _told_call(item, subject).split("\n")[0]
             trace = "\n".join(filter(None, [said, str(exc.info.get("traceback", ""))]))
         else:
-            trace = _told_call(item, subject) or ("" if isinstance(exc, CheckFailure) else report.longreprtext)
+            trace = _told_call(item, subject, exc) or ("" if isinstance(exc, CheckFailure) else report.longreprtext)
         # the typical mistake the check named: a field the check's helpers set (grader.checks), never read from text
         diagnosis = exc.diagnosis if isinstance(exc, CheckFailure) and isinstance(exc.diagnosis, str) else ""
         item.stash[_FAILURE] = (kind, message, str(trace), subject, getattr(exc, "defer", None) or {}, diagnosis)

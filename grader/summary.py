@@ -13,10 +13,11 @@ from grader.escape import printable
 WIDTH = 70  # characters for one value
 
 
-def value(x, depth: int = 0) -> str:
-    """``x`` in a few words."""
+def value(x, depth: int = 0, at: int | None = None) -> str:
+    """``x`` in a few words; ``at``: an array's item (its flat index) the words must show, the first that differs
+    from the expected answer."""
     if isinstance(x, np.ndarray):
-        return _array(x)
+        return _around(x, at) if at is not None and 0 <= at < x.size and x.dtype.kind in "biuf" else _array(x)
     if isinstance(x, (bool, int, float, complex, np.generic)) or x is None:
         return _cut(_number(x))
     if isinstance(x, str):
@@ -61,6 +62,29 @@ def _array(a: np.ndarray) -> str:
         numbers[3:3] = ["…"]
     return _cut(f"{head}: [{', '.join(numbers)}]") if a.ndim == 1 or flat.size <= 6 else _cut(
         f"{head}, подряд: [{', '.join(numbers)}]")
+
+
+def _around(a: np.ndarray, at: int) -> str:
+    """The array as ``_array`` heads it, with as many items around item ``at`` (flat) as fit in WIDTH: never cut
+    before that item, the window grown right then left by one item at a time."""
+    flat, head = a.ravel(), f"массив {a.shape} {a.dtype}"
+
+    def text(lo: int, hi: int) -> str:
+        numbers = ["…"] * (lo > 0) + [_number(v) for v in flat[lo:hi + 1]] + ["…"] * (hi < flat.size - 1)
+        where = "" if lo == 0 and hi == flat.size - 1 else f", позиции {lo}–{hi}" if a.ndim == 1 else \
+            f", подряд, позиции {lo}–{hi}"
+        return printable(f"{head}{where}: [{', '.join(numbers)}]")
+
+    lo = hi = at
+    best = text(lo, hi)
+    grown = True
+    while grown:
+        grown = False
+        for step in ((0, 1), (-1, 0)):
+            lo2, hi2 = lo + step[0], hi + step[1]
+            if 0 <= lo2 and hi2 < flat.size and len(candidate := text(lo2, hi2)) <= WIDTH:
+                lo, hi, best, grown = lo2, hi2, candidate, True
+    return best
 
 
 def _cut(text: str) -> str:

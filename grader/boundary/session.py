@@ -47,6 +47,7 @@ class _Check:
     mutated: list[tuple[str, str]] = field(default_factory=list)  # (function, parameter) it changed in place
     # function -> its last call in the check but a probe's, told in words: (the call, the answer; None: none came)
     calls: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    answers: dict[str, object] = field(default_factory=dict)  # function -> the answer of that call (plain data)
 
 
 @dataclass
@@ -199,6 +200,7 @@ class Session:
         if told:  # told before the call: a call that crashes or runs out of time is told too
             said = summary.call(function, args, kwargs) + (f" — {repeat} раз" if repeat else "")
             self.check.calls[function] = (said, None)
+            self.check.answers.pop(function, None)
         try:
             answer = link.ask(request, wall, cpu, self.slack)
             self._spend(link, started)
@@ -219,6 +221,7 @@ class Session:
         value = self._answer(link, answer, function, args, kwargs, track)
         if told:
             self.check.calls[function] = (said, summary.value(value))
+            self.check.answers[function] = value  # -v may show it again around the item that differs
         return value
 
     def _spend(self, link: Link, started: float) -> None:

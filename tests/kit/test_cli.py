@@ -305,3 +305,21 @@ def test_plain_pytest_shows_the_students_stub_line_not_the_graders_frames():
     assert f"homework/{HW}/ppo.py\", line" in proc.stdout
     assert 'raise NotImplementedError("TODO: td_errors")' in proc.stdout
     assert "grader/" not in proc.stdout, proc.stdout
+
+
+def test_verbose_shows_the_answer_around_the_item_that_differs(tmp_path):
+    """-v on a wrong array answer: the answer line shows the first differing item (here the 5th of 5–29), never cut
+    just before it or hidden behind «…»."""
+    folder = tmp_path / "impl"
+    folder.mkdir()
+    (folder / "ppo.py").write_text(
+        "import numpy as np\n"
+        "def td_errors(rewards, values, last_value, gamma):\n"
+        "    v = np.asarray(values, float)\n"
+        "    d = np.asarray(rewards, float) + gamma * np.append(v[1:], last_value) - v\n"
+        "    d[4] = 123.25\n"
+        "    return d\n", encoding="utf-8")
+    out = run_check(HW, "ppo::test_td_errors_random", "--dir", str(folder), "-v").stdout
+    assert "Первое расхождение в позиции 4" in out and "получили 123.25" in out, out
+    answers = [line for line in out.splitlines() if "| Ответ: массив" in line]
+    assert answers and all("123.25" in line for line in answers), out
