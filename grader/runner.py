@@ -233,7 +233,7 @@ def notes(records: list[dict]) -> list[str]:
 
 def checking_environment(token: str, inputs: str = "public", uid: int | None = None) -> dict[str, str]:
     """The environment of a checking process of the grading run ``token``, on ``inputs`` (grader.hidden), its workers
-    run as ``uid`` (without namespaces)."""
+    run as ``uid`` (with namespaces, their root outside them)."""
     env = dict(os.environ)
     env[INPUTS_ENV] = inputs  # bytecode of the kit's own modules may be cached: no student module is imported here
     # no third-party pytest plugins: whatever is installed on the machine, the checks run the same way
@@ -293,8 +293,8 @@ def run_parts(hw: Homework, selected: list[tuple[Part, list[str] | None]], impl:
               uid: int | None = None) -> list[PartResult]:
     """Grade several parts in one checking process (pytest starts once); each part's code runs in a worker of
     its own, with the part's time limit per check (``timeout`` overrides it). On hidden inputs too unless ``public``
-    (:func:`inputs_for`); ``show_hidden``: a failure on hidden inputs shows them (else :func:`withheld`). Without
-    namespaces the workers run as ``uid``, the submission's own user (grader.boundary.confine.lease; leased here for
+    (:func:`inputs_for`); ``show_hidden``: a failure on hidden inputs shows them (else :func:`withheld`). Under a root
+    grader the workers run as ``uid``, the submission's own user (grader.boundary.confine.lease; leased here for
     this call when not given), those of hidden checks as its hidden twin (confine.hidden_uid)."""
     with confine.lease(uid) as uid:
         return _run_parts(hw, selected, impl, timeout, public, show_hidden, uid)

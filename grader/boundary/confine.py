@@ -3,10 +3,15 @@
 Everywhere: a clean environment, a scratch working folder holding only the submission's modules and the
 kit's provided ones, resource limits (address space, CPU seconds, file size, open files, core dumps), no way
 to gain privileges by exec, and its own session, killed whole when grading ends (with any process still
-carrying the run's marker). A grader running as root runs the worker as ``nobody``.
+carrying the run's marker); on Linux x86_64 and aarch64 a seccomp filter leaving it threads only: no process, no
+namespace, no socket, no IPC object or keyring (:func:`no_new_processes`). A grader running as root runs the worker
+as a uid of the submission's own (:class:`Lease`; with namespaces, their root is that user outside them), which
+cannot read the answer key, the secret, ``solutions/`` or the grader's outputs, and whose processes and files in the
+shared temporary folders end with the submission (:func:`end_user`); a grader that can give the code neither
+namespaces nor such a user refuses a grade for the record (:func:`unconfined_refused`).
 
 On Linux, where unprivileged user namespaces work (``unshare --user --map-root-user --pid --fork
---mount-proc --net --mount``), the worker also gets: no network (an empty network namespace), no view of
+--mount-proc --net --mount --ipc``), the worker also gets: no network (an empty network namespace), no view of
 other processes (a PID namespace of its own, or, for workers forked by a zygote, of its zygote and the other
 parts' workers of the same submission: when the first process ends, every process in it ends too), and a
 file system of its own: a fresh root (pivot_root, the old one detached) holding read-only views of the system
