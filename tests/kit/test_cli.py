@@ -165,6 +165,7 @@ def test_list_with_a_part_shows_its_checks():
     assert proc.returncode == 0 and '"ppo::test_gae_courier[lam0.95]"' in proc.stdout, proc.stdout
 
 
+@pytest.mark.slow  # grades a whole homework
 def test_the_first_run_on_untouched_stubs_says_what_to_do():
     proc = run_check(HW)
     assert proc.returncode == 1

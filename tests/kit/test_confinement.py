@@ -335,6 +335,7 @@ WRITES_THE_KIT = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow  # grades a whole homework and a batch
 @pytest.mark.parametrize("layer", ["namespaces", "limits-only"])
 def test_a_kit_that_a_worker_changed_grades_nobody(tmp_path, layer):
     """The checking process imports the kit's provided modules and checks: where no namespace keeps the kit

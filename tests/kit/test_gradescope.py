@@ -215,6 +215,7 @@ def test_a_container_that_confines_nothing_grades_nobody_unless_the_zip_allows_i
     assert "confinement: none" in proc.stdout and "не выставляется" in proc.stdout, proc.stdout
 
 
+@pytest.mark.slow  # grades a whole homework
 def test_reference_gets_full_marks_with_bonus(zips, tmp_path):
     """A whole repository uploaded: the reference modules where the stubs were, the untouched notebook beside."""
     submission = _files(ROOT / "solutions" / HW, f"rl-hw/homework/{HW}/")
