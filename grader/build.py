@@ -4,7 +4,9 @@
 without solution regions is copied as provided code), the notebook, when the homework has one
 (:mod:`grader.notebook_build`), and the answer records of a part whose checks, key or reference changed
 (:mod:`grader.answers`), and the parts' CPU budgets when a part's limit changed (:mod:`grader.budget`); ``--check``
-writes nothing and exits 1 when a generated file is out of date.
+writes nothing and exits 1 when a generated file is out of date. Building the notebook needs nbformat (the
+``dev`` extra): without it ``--check`` checks the rest, then says in one line what to install and exits 2, and the
+build writes nothing and says the same.
 """
 from __future__ import annotations
 
@@ -12,26 +14,27 @@ import argparse
 import sys
 from pathlib import Path
 
-from grader import answers, budget, homeworks, key, notebook_build
+from grader import answers, budget, extras, homeworks, key, notebook_build
 from grader.answers import AnswersError, keyed_parts, stale_sources
 from grader.homeworks import ROOT
 from grader.stubs import BuildError, make_stub
 
 
-def generated_files(hw_name: str) -> dict[Path, str]:
-    """Every file the build writes for a homework, with its content."""
+def generated_files(hw_name: str, notebook: bool = True) -> dict[Path, str]:
+    """Every file the build writes for a homework, with its content (without the notebook unless ``notebook``)."""
     hw = homeworks.load(hw_name)
     files: dict[Path, str] = {}
     for path in sorted(hw.solutions_dir.glob("*.py")):
         source = path.read_text(encoding="utf-8")
         files[hw.homework_dir / path.name] = make_stub(source, str(path.relative_to(ROOT)))
-    files.update(notebook_build.generated_files(hw))
+    if notebook:
+        files.update(notebook_build.generated_files(hw))
     return files
 
 
-def build(hw_name: str, check: bool = False) -> list[Path]:
+def build(hw_name: str, check: bool = False, notebook: bool = True) -> list[Path]:
     """Write the homework's out-of-date generated files (none with ``check``); return them."""
-    out_of_date = [(path, text) for path, text in generated_files(hw_name).items()
+    out_of_date = [(path, text) for path, text in generated_files(hw_name, notebook).items()
                    if not path.is_file() or path.read_text(encoding="utf-8") != text]
     if not check:
         for path, text in out_of_date:
@@ -75,8 +78,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 when something is out of date")
     args = p.parse_args(argv)
     names = args.homeworks or homeworks.available()
+    no_notebook = extras.missing(*notebook_build.NEEDS)
+    if no_notebook and not args.check:
+        print(no_notebook, file=sys.stderr)  # nothing written: stubs newer than the notebook would be a stale tree
+        return 2
     try:
-        out_of_date = [path for name in names for path in build(name, args.check)]
+        out_of_date = [path for name in names for path in build(name, args.check, notebook=not no_notebook)]
         out_of_date += [path for name in names for path in records(name, args.check)]
         out_of_date += [path for name in names for path in budgets(name, args.check)]
     except (BuildError, homeworks.UsageError, AnswersError, budget.BudgetError) as exc:
@@ -85,9 +92,12 @@ def main(argv: list[str] | None = None) -> int:
     for path in out_of_date:
         print(("out of date: " if args.check else "wrote ") + str(path.relative_to(ROOT)))
     if args.check and not out_of_date:
-        n_files = sum(len(generated_files(name)) for name in names)
+        n_files = sum(len(generated_files(name, notebook=not no_notebook)) for name in names)
         print(f"up to date: the {n_files} generated files of {', '.join(names)} match solutions/ and the task "
-              "statement")
+              "statement" + (" (the notebook not checked)" if no_notebook else ""))
+    if no_notebook:  # the rest is checked; the notebook could not be
+        print(no_notebook, file=sys.stderr)
+        return 2
     return 1 if args.check and out_of_date else 0
 
 

@@ -22,7 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from grader import homeworks
+from grader import extras, homeworks, notebook_build
 from grader.build import stale
 from grader.homeworks import ROOT
 
@@ -37,7 +37,7 @@ EXCLUDED = [
     "docs", ".git", ".github",
     "grader/build.py", "grader/stubs.py", "grader/notebook_build.py", "grader/batch.py", "grader/release.py",
     "grader/gradescope.py", "grader/constraints.py", "grader/answers.py", "grader/secret.py",
-    "grader/budget.py",
+    "grader/budget.py", "grader/extras.py",
     "grader/report_class.py", "grader/report_class.schema.json",  # the class report: for instructors only
     "*.egg-info", "__pycache__", ".pytest_cache", ".ipynb_checkpoints", "build", "dist", "out", ".venv", "venv",
 ]
@@ -139,7 +139,10 @@ def classroom_workflow() -> str:
 
 
 def stale_files() -> list[str]:
-    """Every homework's generated files that are out of date (paths relative to the kit)."""
+    """Every homework's generated files that are out of date (paths relative to the kit). Without nbformat (the
+    notebook's freshness cannot be checked): the one line of grader.extras naming the extra, and exit 2."""
+    module, extra, _ = notebook_build.NEEDS
+    extras.require(module, extra, "checking that the notebook is up to date (--force skips the check)")
     return [str(path.relative_to(ROOT)) for hw in homeworks.available() for path in stale(hw)]
 
 
