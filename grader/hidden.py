@@ -101,17 +101,18 @@ def inputs(argnames: str, argvalues: list, ids: list[str] | None = None, *, seed
 
     def wrap(test):
         params = []
-        for case, case_id in zip(cases, case_ids):
+        for number, (case, case_id) in enumerate(zip(cases, case_ids), 1):  # number: a hidden seed's shown name
             hidden = list(case)
             hidden[at] = seed_of(tests_dir, test.__name__, case_id)
             if not hidden_mode(tests_dir):
                 params.append(pytest.param(*case, id=case_id))
             elif behaviour:
-                params.append(pytest.param(*hidden, id=case_id, marks=pytest.mark.inputs(hidden=True, seed=seed)))
+                params.append(pytest.param(*hidden, id=case_id,
+                                           marks=pytest.mark.inputs(hidden=True, seed=seed, case=number)))
             else:
                 params.append(pytest.param(*case, id=case_id))
                 params.append(pytest.param(*hidden, id=HIDDEN_PREFIX + case_id,
                                            marks=pytest.mark.inputs(hidden=True, twin=case_id,
-                                                                    seed=seed)))
+                                                                    seed=seed, case=number)))
         return pytest.mark.parametrize(argnames, params)(test)
     return wrap

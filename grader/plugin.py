@@ -380,12 +380,16 @@ def _work_out_title(item) -> tuple[str, float, bool, tuple[str, ...]]:
     if marker is None:
         doc = (getattr(item.obj, "__doc__", None) or "").strip().splitlines()
         return (doc[0] if doc else item.name), 1.0, False, ()
-    title = marker.args[0] if marker.args else item.name
+    template = marker.args[0] if marker.args else item.name
     params = dict(getattr(getattr(item, "callspec", None), "params", {}))
-    for mark in item.iter_markers("inputs"):  # a hidden seed is a hidden number: no title tells it
-        if mark.kwargs.get("seed") in params:
-            params[mark.kwargs["seed"]] = "скрытый"
-    title = _PLACEHOLDER.sub(lambda m: _fill(m, params), title)
+    shown = dict(params)
+    marks = [m.kwargs for m in item.iter_markers("inputs")]
+    for mark in marks:  # a hidden seed is a hidden number: no title tells it, its case's number tells them apart
+        if mark.get("seed") in params:
+            shown[mark["seed"]] = f"скрытый №{mark['case']}" if mark.get("case") else "скрытый"
+    title = _PLACEHOLDER.sub(lambda m: _fill(m, shown), template)
+    if any(m.get("twin") for m in marks) and title == _PLACEHOLDER.sub(lambda m: _fill(m, params), template):
+        title += " — на скрытых входах"  # a twin whose title does not show its seed: never its public case's title
     subjects = tuple(_PLACEHOLDER.sub(lambda m: _fill(m, params), str(s)) for s in marker.kwargs.get("subject", ()))
     return title, float(marker.kwargs.get("weight", 1.0)), bool(marker.kwargs.get("bonus", False)), subjects
 

@@ -144,7 +144,8 @@ FIG_3_5 = [[22.0, 24.4, 22.0, 19.4, 17.5], [19.8, 22.0, 19.8, 17.8, 16.0], [17.8
            [16.0, 17.8, 16.0, 14.4, 13.0], [14.4, 16.0, 14.4, 13.0, 11.7]]
 
 
-@graded("Цепочка из двух состояний: ценность равновероятной политики, V(0) = 3 / 0.55 ≈ 5.4545", subject="{method}")
+@graded("Цепочка из двух состояний: ценность равновероятной политики, V(0) = 3 / 0.55 ≈ 5.4545 ({method})",
+        subject="{method}")
 @pytest.mark.parametrize("method", ["solve_bellman", "policy_evaluation"])
 def test_chain_evaluation(dp, method):
     """Состояние 0: «остаться» (+1, снова 0) или «уйти» (+5, в конечное состояние 1). π = (1/2, 1/2), γ = 0.9:
@@ -285,7 +286,7 @@ def test_q_from_v_random(dp, seed):
 # ---- value and policy iteration ------------------------------------------------------------------
 
 
-@graded("Цепочка из двух состояний: при γ = {gamma} оптимально «{best}», V*(0) = {v0}", subject="{method}")
+@graded("Цепочка из двух состояний: при γ = {gamma} оптимально «{best}», V*(0) = {v0} ({method})", subject="{method}")
 @pytest.mark.parametrize("gamma,best,v0", [(0.9, "остаться", 10.0), (0.5, "уйти", 5.0)], ids=["gamma0.9", "gamma0.5"])
 @pytest.mark.parametrize("method", ["value_iteration", "policy_iteration"])
 def test_chain_optimal(dp, method, gamma, best, v0):

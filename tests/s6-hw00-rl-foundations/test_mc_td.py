@@ -231,9 +231,11 @@ HAND_TEXT = ("эпизоды [(0, 1, 1), (1, 0, 0), (0, 2, 2), (2, 3, 3, кон�
              "— переходы (s, r, s')")
 
 
-@graded("Монте-Карло на двух эпизодах: first-visit V(0) = 0.9375, every-visit V(0) ≈ 1.7917", subject="mc_prediction")
-@pytest.mark.parametrize("first_visit", [True, False], ids=["first", "every"])
-def test_mc_first_vs_every_visit(mc_td, first_visit):
+@graded("Монте-Карло на двух эпизодах, {visit}: V(0) {v0}", subject="mc_prediction")
+@pytest.mark.parametrize("first_visit,visit,v0",
+                         [(True, "first-visit", "= 0.9375"), (False, "every-visit", "≈ 1.7917")],
+                         ids=["first", "every"])
+def test_mc_first_vs_every_visit(mc_td, first_visit, visit, v0):
     """γ = 0.5. Эпизод 1: s = 0, 1, 0, 2, r = 1, 0, 2, 3 → G = [1.875, 1.75, 3.5, 3];
     эпизод 2: s = 1, 0, r = 4, 0 → G = [4, 0]. Состояние 3 — конечное.
         first-visit:  V(0) = (1.875 + 0) / 2 = 0.9375;        V(1) = (1.75 + 4) / 2 = 2.875;  V(2) = 3
@@ -241,15 +243,14 @@ def test_mc_first_vs_every_visit(mc_td, first_visit):
     """
     episodes = copy.deepcopy(HAND)
     first, every = HAND_FIRST, HAND_EVERY
-    name = "first-visit" if first_visit else "every-visit"
     got = check_values(mc_td.mc_prediction(episodes, 4, 0.5, first_visit=first_visit), 4,
-                       f"mc_prediction, {name}, γ = 0.5", visited=[True, True, True, False])
+                       f"mc_prediction, {visit}, γ = 0.5", visited=[True, True, True, False])
     expected = first if first_visit else every
     hint = ("first-visit — только первое посещение состояния в эпизоде, every-visit — все посещения; "
             "V(s) — среднее учтённых отдач G_t. Отдачи эпизодов: G = [1.875, 1.75, 3.5, 3] и [4, 0].")
     if not matches(got, expected) and returns_wrong(mc_td):
         hint = DEFER_RETURNS
-    check_close(got, expected, what=f"mc_prediction, {name}, γ = 0.5; {HAND_TEXT}", hint=hint,
+    check_close(got, expected, what=f"mc_prediction, {visit}, γ = 0.5; {HAND_TEXT}", hint=hint,
                 mistakes=key.mc_mistakes(HAND, 4, 0.5, first_visit))
     check_that(episodes == HAND, what="mc_prediction не меняет эпизоды", expected=one_line(HAND, 80),
                got=one_line(episodes, 80))

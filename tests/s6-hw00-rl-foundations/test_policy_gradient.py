@@ -231,17 +231,17 @@ def test_reinforce_step_left(policy_gradient):
                 hint=pi_hint(policy_gradient, blocks))
 
 
-@graded("Пример урока с baseline b = 1.5: «вправо» (G = 2) и «влево» (G = 1) оба дают z = [−0.025, 0.025], "
-        "π(вправо) = 0.512", subject="reinforce_step")
-@pytest.mark.parametrize("action,G", [(RIGHT, 2.0), (LEFT, 1.0)], ids=["right_G2", "left_G1"])
-def test_reinforce_step_baseline(policy_gradient, action, G):
+@graded("Пример урока с baseline b = 1.5: «{side}» (G = {G:g}) даёт z = [−0.025, 0.025], π(вправо) = 0.512, как и "
+        "другое действие", subject="reinforce_step")
+@pytest.mark.parametrize("action,side,G", [(RIGHT, "вправо", 2.0), (LEFT, "влево", 1.0)], ids=["right_G2", "left_G1"])
+def test_reinforce_step_baseline(policy_gradient, action, side, G):
     blocks, mistakes = block_answers(), key.lesson_step_mistakes(action, G, 0.1, 1.5)
     z_new = policy_gradient.reinforce_step(np.zeros(2), action, G, 0.1, baseline=1.5)
     hint, mistakes = step_feedback(policy_gradient, z_new, [-0.025, 0.025],
                                    "z + α·(G − b)·(e_a − π), вес шага G − b: у «вправо» +0.5, у «влево» −0.5.",
                                    mistakes, blocks)
     check_close(z_new, [-0.025, 0.025],
-                what=f"reinforce_step(z = [0, 0], a = «{'вправо' if action == RIGHT else 'влево'}», "
+                what=f"reinforce_step(z = [0, 0], a = «{side}», "
                      f"G = {G:g}, α = 0.1, b = 1.5)",
                 hint=hint, mistakes=mistakes)
     pi = as_array(policy_gradient.softmax(z_new), "softmax(z_new)")
