@@ -548,6 +548,7 @@ def test_boundaries_hand_made(ppo):
         R̂ = Â + V = [1.36, 0.0, 4.564, 4.7]
     """
     mistakes = key.boundary_mistakes(**BOUNDARY, gamma=0.9, lam=0.8, names="hand_made")
+    returns_mistakes = key.boundary_returns_mistakes(**BOUNDARY, gamma=0.9, lam=0.8)
     adv, ret = gae_pair(ppo.gae_with_boundaries(**BOUNDARY, gamma=0.9, lam=0.8), "gae_with_boundaries")
     check_close(adv, [0.36, -2.0, 4.064, 3.7],
                 what="gae_with_boundaries на батче из двух эпизодов "
@@ -555,7 +556,8 @@ def test_boundaries_hand_made(ppo):
                 hint="δ_t = r_t + γ·V(s_{t+1})·(1 − terminated_t) − V(s_t);  Â_t = δ_t + γλ·(1 − done_t)·Â_{t+1}, "
                      "done = terminated или truncated.",
                 mistakes=mistakes)
-    check_close(ret, [1.36, 0.0, 4.564, 4.7], what="gae_with_boundaries: returns = advantages + values")
+    check_close(ret, [1.36, 0.0, 4.564, 4.7], what="gae_with_boundaries: returns = advantages + values",
+                mistakes=returns_mistakes)
     ints = dict(BOUNDARY, rewards=np.array(BOUNDARY["rewards"], dtype=np.int64))  # [1, 0, 1, 2]: integer rewards
     adv, _ = gae_pair(ppo.gae_with_boundaries(**ints, gamma=0.9, lam=0.8), "gae_with_boundaries")
     check_close(adv, [0.36, -2.0, 4.064, 3.7], what="gae_with_boundaries на том же батче, награды [1, 0, 1, 2] — "
@@ -584,6 +586,7 @@ def test_boundaries_random(ppo, seed):
     gamma, lam = 0.97, float(rng.uniform(0.5, 1.0))
     expected, expected_returns = key.boundary_gae(rewards, values, next_values, terminated, truncated, gamma, lam)
     mistakes = key.boundary_mistakes(rewards, values, next_values, terminated, truncated, gamma, lam)
+    returns_mistakes = key.boundary_returns_mistakes(rewards, values, next_values, terminated, truncated, gamma, lam)
     inputs = [rewards, values, next_values, terminated, truncated]
     copies = [x.copy() for x in inputs]
     adv, ret = gae_pair(ppo.gae_with_boundaries(*copies, gamma=gamma, lam=lam), "gae_with_boundaries")
@@ -591,7 +594,7 @@ def test_boundaries_random(ppo, seed):
     check_close(adv, expected, what=f"gae_with_boundaries, T = {T}, эпизодов {episodes}, λ = {lam:.3f}",
                 hint="δ_t = r_t + γ·V(s_{t+1})·(1 − terminated_t) − V(s_t);  Â_t = δ_t + γλ·(1 − done_t)·Â_{t+1}, "
                      "done = terminated или truncated.", mistakes=mistakes)
-    check_close(ret, expected_returns, what="gae_with_boundaries: returns")
+    check_close(ret, expected_returns, what="gae_with_boundaries: returns", mistakes=returns_mistakes)
     for name, before, after in zip(["rewards", "values", "next_values", "terminated", "truncated"], inputs, copies):
         check_unchanged(before, after, name=name, function="gae_with_boundaries")
 
@@ -605,6 +608,7 @@ def test_boundaries_parallel(ppo, seed):
     rewards, values, next_values, terminated, truncated = boundary_batch(rng, (T, N), 0.2)
     expected, expected_returns = key.boundary_gae(rewards, values, next_values, terminated, truncated, 0.99, 0.95)
     flattened = key.boundary_parallel_mistakes(rewards, values, next_values, terminated, truncated, 0.99, 0.95)
+    returns_mistakes = key.boundary_returns_mistakes(rewards, values, next_values, terminated, truncated, 0.99, 0.95)
     adv, ret = gae_pair(ppo.gae_with_boundaries(rewards, values, next_values, terminated, truncated, 0.99, 0.95),
                           "gae_with_boundaries для [T, N]")
     hint = "время — ось 0; среды не смешиваются: рекурсия идёт по t для всех столбцов сразу."
@@ -620,7 +624,7 @@ def test_boundaries_parallel(ppo, seed):
         else:
             mistakes = flattened
     check_close(adv, expected, what=f"gae_with_boundaries для батча формы ({T}, {N})", hint=hint, mistakes=mistakes)
-    check_close(ret, expected_returns, what="gae_with_boundaries для [T, N]: returns")
+    check_close(ret, expected_returns, what="gae_with_boundaries для [T, N]: returns", mistakes=returns_mistakes)
     adv01, _ = gae_pair(ppo.gae_with_boundaries(rewards, values, next_values, terminated.astype(np.int64),
                                                   truncated.astype(np.int64), 0.99, 0.95), "gae_with_boundaries")
     check_close(adv01, expected, what=f"gae_with_boundaries для [{T}, {N}] с флагами 0/1 (np.int64) вместо True/False",

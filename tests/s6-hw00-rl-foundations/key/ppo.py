@@ -103,9 +103,14 @@ def gae_returns(rewards, values, last_value, gamma, lam):
     values = np.asarray(values, float)
     delta = deltas_oracle(rewards, values, last_value, gamma)
     right = gae_explicit_sum(delta, gamma, lam)
-    own = {"вернули advantages вместо returns": right, "returns = advantages − values": right - values}
     inherited = {name: wrong + values for name, wrong in gae_mistakes(delta, gamma, lam).items()}
-    return right, right + values, own, inherited
+    return right, right + values, returns_mistakes(right, values), inherited
+
+
+def returns_mistakes(advantages, values):
+    """What the typical wrong returns are when the advantages are right (gae and gae_with_boundaries alike)."""
+    advantages, values = np.asarray(advantages, float), np.asarray(values, float)
+    return {"вернули advantages вместо returns": advantages, "returns = advantages − values": advantages - values}
 
 
 # ---- the clipped objective -------------------------------------------------------------------------
@@ -267,6 +272,13 @@ BOUNDARY_NAMES = {
         "values_shifted": VALUES_SHIFTED,
     },
 }
+
+
+def boundary_returns_mistakes(rewards, values, next_values, terminated, truncated, gamma, lam):
+    """What typical wrong returns of gae_with_boundaries are, [T] or [T, N], when its advantages are right (its
+    returns checks come after its advantages pass)."""
+    advantages, _ = boundary_gae(rewards, values, next_values, terminated, truncated, gamma, lam)
+    return returns_mistakes(advantages, values)
 
 
 def boundary_mistakes(rewards, values, next_values, terminated, truncated, gamma, lam, names="random"):
