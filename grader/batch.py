@@ -183,7 +183,7 @@ def csv_row(sub: Submission, hw: Homework, parts: list[Part]) -> dict:
     row["kind"] = sub.kind
     row["graded"] = sub.graded
     row["seconds"] = round(sub.seconds, 1)
-    row["error"] = sub.error or "; ".join(f"{r.part.id}: не проверена ({r.error.splitlines()[0][:120]})"
+    row["error"] = sub.error or "; ".join(f"{r.part.id}: не проверена ({escape.first_line(r.error)})"
                                           for r in sub.results if r.error)
     return row
 

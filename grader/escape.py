@@ -35,6 +35,18 @@ def one_line(text, limit: int | None = None) -> str:
     return line if limit is None or len(line) <= limit else line[:limit] + "…"
 
 
+def first_line(text: str, limit: int = 400) -> str:
+    """A reason's first line as a report quotes it: whole up to ``limit`` characters, else cut after the last whole
+    word that fits, with «…» (never mid-word: «ни в no»)."""
+    line = (str(text).splitlines() or [""])[0]
+    if len(line) <= limit:
+        return line
+    head = line[:limit]
+    if not line[limit].isspace() and len(head.split()) > 1:  # the cut falls inside a word: leave that word out
+        head = head.rsplit(None, 1)[0]
+    return head.rstrip(" ,;:—-") + " …"
+
+
 def valid(text: str) -> str:
     """``text`` as valid Unicode, which encodes to UTF-8 whatever it came from: each surrogate written as its escape
     (``\\udcff``); everything else kept (newlines too: :func:`printable` escapes for where the text lands)."""

@@ -74,7 +74,7 @@ def record_from_results(name: str, results, shown: list[dict], feedback: str = "
     relative to the folder the record is written to."""
     parts = [{"id": r.part.id, "title": r.part.title, "points": r.part.points, "bonus_points": r.part.bonus_points,
               "score": round(r.score, 2), "bonus_score": round(r.bonus_score, 2),
-              "error": r.error.splitlines()[0][:200] if r.error else ""} for r in results]
+              "error": escape.first_line(r.error) if r.error else ""} for r in results]
     checks = [{"part": r.part.id, "check": c.name, "title": c.title, "function": c.subject, "passed": c.passed,
                "kind": c.kind, "bonus": c.bonus} for r in results for c in r.checks]
     mistakes = [{"part": s["part"], "function": s["function"], "check": s["check"], "title": s["title"],
@@ -116,7 +116,7 @@ def record_from_gradescope(data: dict, name: str, feedback: str = "") -> dict:
     for p in extra.get("parts") or []:
         own = [t for t in tests if (t.get("extra_data") or {}).get("part") == p.get("id")]
         failed = [t for t in own if (t.get("extra_data") or {}).get("kind") == "error" and t.get("status") != "passed"]
-        said = _fence(failed[0].get("output", "")).splitlines()[0][:200] if failed else ""
+        said = escape.first_line(_fence(failed[0].get("output", ""))) if failed else ""
         if said:
             errors.append(f"{p.get('id')}: {said}")
         main = [t for t in own if not (t.get("extra_data") or {}).get("bonus")]
@@ -514,6 +514,8 @@ text-align:left}th{background:#f2f2f2}td.n{text-align:right;white-space:nowrap}p
 font-size:.85em;background:#f7f7f7;padding:.4em}.hist{display:inline-table;margin-right:1em}.hist td{border:none}
 .bar{display:inline-block;height:.8em;background:#4a78b5;min-width:1px}details summary{cursor:pointer}
 .muted{color:#666}caption{font-weight:bold;text-align:left}
+.plots{display:flex;flex-wrap:wrap;gap:.5em 1em;align-items:flex-start}.plots svg{max-width:100%;height:auto}
+.plots .hist{margin:0}details.part{margin:.3em 0}details.part>summary{padding:.2em 0}
 """
 
 
@@ -544,10 +546,11 @@ def render(data: dict, plots: bool | None = None) -> str:
         (f"{p['id']} (из {_num(p['points'])}; среднее {_num(p['mean'])}, медиана {_num(p['median'])})", p["histogram"])
         for p in o["parts"]]
     h.append("<h3>Распределение баллов</h3>")
+    # .plots wraps and scales (STYLE): the histograms never make the page scroll sideways
     if _plots_available(plots):
         h.append(f'<div class="plots">{_svg(histograms)}</div>')
     else:
-        h += [_hist_table(t, hist) for t, hist in histograms]
+        h.append('<div class="plots">' + "".join(_hist_table(t, hist) for t, hist in histograms) + "</div>")
     n = o["graded"]
     h.append(f"<h2>Ошибки класса</h2><p>Типичные ошибки, которые назвал отзыв студента («{_e(DIAGNOSIS)}: …»), по доле "
              f"проверенных работ ({n}), чей отзыв её назвал. Текст — как его прочитал студент (первой из работ).</p>")
@@ -561,15 +564,9 @@ def render(data: dict, plots: bool | None = None) -> str:
         h.append("</table>")
     else:
         h.append("<p>Ни один отзыв не назвал типичную ошибку.</p>")
-    h.append("<h2>Проверки</h2><p>Доля проверенных работ, прошедших проверку; самые трудные — первыми. "
-             "«Лимит» — сколько раз проверка превысила лимит времени.</p>"
-             "<table><tr><th>Пройдено</th><th>Часть</th><th>Функция</th><th>Проверка</th><th>Лимит</th></tr>")
-    for c in data["checks"]:
-        h.append(f'<tr><td class="n">{_pct(c["pass_rate"])} ({c["passed"]}/{c["runs"]})</td><td>{_e(c["part"])}</td>'
-                 f'<td><code>{_e(c["function"] or "—")}</code></td><td>{_e(c["title"])}'
-                 f'{" (бонус)" if c["bonus"] else ""}<br><span class="muted">{_e(c["check"])}</span></td>'
-                 f'<td class="n">{c["timeouts"] or ""}</td></tr>')
-    h.append("</table>")
+    h.append("<h2>Проверки</h2><p>По частям (раскройте часть): доля проверенных работ, прошедших каждую проверку; "
+             "самые трудные — первыми. «Лимит» — сколько раз проверка превысила лимит времени.</p>")
+    h += _checks_by_part(data["checks"], [p["id"] for p in o["parts"]])
     h.append("<h2>Ошибки без названия</h2><p>Непройденные проверки функций, отзыв о которых напечатан полностью, но "
              "типичной ошибки не назвал (кроме TODO, незагрузившегося модуля, проверок, не запущенных после зависания, "
              "и функций, которым отзыв велел сначала исправить вызываемую): здесь каталогу типичных ошибок стоит "
@@ -590,6 +587,28 @@ def render(data: dict, plots: bool | None = None) -> str:
     h.append('<p class="muted">Данные для скриптов: report.json (схема grader/report_class.schema.json), '
              "mistakes.csv.</p></body></html>\n")
     return "\n".join(h)
+
+
+def _checks_by_part(checks: list[dict], order: list[str]) -> list[str]:
+    """The checks table folded by part: a <details> per part (in the homework's order), its summary the part's pass
+    rate over all its checks' runs and how many of its checks some submission failed."""
+    out = []
+    for part in order + sorted({c["part"] for c in checks} - set(order)):
+        mine = [c for c in checks if c["part"] == part]
+        if not mine:
+            continue
+        passed, runs = sum(c["passed"] for c in mine), sum(c["runs"] for c in mine)
+        failed = sum(1 for c in mine if c["passed"] < c["runs"])
+        rate = f"{_pct(passed / runs)} ({passed}/{runs})" if runs else "не запускались"
+        out.append(f'<details class="part" id="checks-{_e(part)}"><summary><b>{_e(part)}</b>: пройдено {rate} '
+                   f"запусков; проверок {len(mine)}, не пройдены хотя бы одной работой: {failed}</summary>"
+                   "<table><tr><th>Пройдено</th><th>Функция</th><th>Проверка</th><th>Лимит</th></tr>")
+        out += [f'<tr><td class="n">{_pct(c["pass_rate"])} ({c["passed"]}/{c["runs"]})</td>'
+                f'<td><code>{_e(c["function"] or "—")}</code></td><td>{_e(c["title"])}'
+                f'{" (бонус)" if c["bonus"] else ""}<br><span class="muted">{_e(c["check"])}</span></td>'
+                f'<td class="n">{c["timeouts"] or ""}</td></tr>' for c in mine]
+        out.append("</table></details>")
+    return out
 
 
 def instructor_salt(records: list[dict], homework: str = "") -> str:

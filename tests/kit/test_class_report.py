@@ -464,3 +464,33 @@ def test_anonymize_without_a_salt_keys_the_hashes_with_the_instructors_secret(tm
     assert report_class.main([str(records_dir), str(tmp_path / "b"), "--anonymize", "--tables"]) == 2
     assert "--salt" in capsys.readouterr().err and not (tmp_path / "b").exists()
     assert report_class.main([str(records_dir), str(tmp_path / "c"), "--anonymize", "--salt", "k", "--tables"]) == 0
+
+
+# ---- the page's layout --------------------------------------------------------------------------------------------
+
+LONG_REASON = ("ppo.py не загружается: SyntaxError в строке 12 — " + "незакрытая скобка в выражении преимущества, " * 5
+               + "исправьте её и запустите проверку снова")  # 300 characters: the record used to cut at 200
+
+
+def test_the_layout_keeps_reasons_whole_folds_checks_by_part_and_lets_histograms_wrap(tmp_path):
+    """The «not graded» reason is quoted whole (or, past 400 characters, cut after a whole word with «…»); each
+    part's checks sit in a <details> whose summary gives the part's pass rate; the histograms' container wraps and
+    scales (no sideways scroll at 1280 px: docs/class-report.md says how the screenshot was taken)."""
+    huge = "слово " * 200 + "конец"
+    part = homeworks.load(HW).part("ppo")
+    records = [report_class.record_from_results("alice", _results(GAE_LEAD, TD_FAIL, PASS), []),
+               report_class.record_from_results("bob", [PartResult(part, [], error=LONG_REASON)], []),
+               report_class.record_from_results("carol", [PartResult(part, [], error=huge)], [])]
+    data = report_class.build_data(records)
+    page = report_class.render(data, plots=False)
+    parse_page(page)
+    assert len(LONG_REASON) > 200 and f"ppo: {LONG_REASON}" in page
+    cut = next(r["reason"] for r in data["overview"]["reasons"] if "слово" in r["reason"])
+    assert cut.endswith(" …") and ("ppo: " + huge).startswith(cut[:-2]) and cut[:-2].endswith("слово")
+    folds = re.findall(r'<details class="part" id="checks-(\w+)"><summary>(.*?)</summary>(.*?)</details>', page, re.S)
+    assert [f[0] for f in folds] == ["ppo"] and "пройдено 33% (1/3)" in folds[0][1]
+    assert all(f"<span class=\"muted\">{c['check']}</span>" in folds[0][2] for c in data["checks"])
+    assert page.count('<span class="muted">test_') == len(data["checks"])  # no check outside its part's fold
+    style = next(s for s in parse_page(page).styles)
+    assert re.search(r"\.plots\{[^}]*flex-wrap:wrap", style) and re.search(r"\.plots svg\{[^}]*max-width:100%", style)
+    assert re.search(r'<div class="plots">(<table class="hist">.*?</table>){2}</div>', page, re.S)
