@@ -27,8 +27,9 @@ CHECK = [*PY, "homework/check.py", HW]
 
 # README's command cell -> the runs that prove the row: (argv, the exit codes it may end with; 2 means "with the one
 # line naming the extra"). {t} is the test's folder; a row that grades is given one part where that is its meaning.
-# grading_speed (37 s of CPU with --quick: it measures every part) and grader.constraints (new venvs, downloads) show
-# only their --help; grading_speed builds the solved notebook through grader.notebook_build, as the row above does.
+# grading_speed (37 s of CPU with --quick: it measures every part), class_with_burner (a class and a burner: 7 s at
+# the least) and grader.constraints (new venvs, downloads) show only their --help here; without nbformat grading_speed
+# prints «the solved notebook (--notebook): not measured» with grader.extras' line and measures the rest (seen by hand).
 ROWS = {
     "`python homework/check.py s6-hw00-rl-foundations --solutions`": [([*CHECK, "dp", "--solutions"], {0})],
     "`python homework/check.py s6-hw00-rl-foundations --dir PATH`": [([*CHECK, "dp", "--dir", f"solutions/{HW}"], {0})],
