@@ -32,7 +32,7 @@ from grader.boundary import confine
 from grader.homeworks import ROOT, Homework, Part, UsageError
 from grader.report import scoreboard, totals
 from grader.results import PartResult
-from grader.runner import STOPPING, interruptible, run_parts
+from grader.runner import STOPPING, checking_template, interruptible, run_parts
 
 _IGNORED = {"__pycache__", ".ipynb_checkpoints", ".git", ".pytest_cache"}
 UNCONFINED_WARNING = (
@@ -251,7 +251,9 @@ def run(hw: Homework, parts: list[tuple[Part, list[str] | None]], folder: Path, 
                 if out is not None:
                     out.mkdir(parents=True, exist_ok=True)
                     confine.private(out)
-            with interruptible(jobs) as pool:  # Ctrl-C: every checking process and worker ended at once
+            # one checking template pays pytest's and NumPy's start-up for the class (grader.warm); Ctrl-C: every
+            # checking process and worker ended at once
+            with checking_template(), interruptible(jobs) as pool:
                 futures = [pool.submit(grade_submission, hw, parts, sub, timeout, show_hidden) for sub in subs]
                 for future in as_completed(futures):
                     sub = future.result()  # its processes are gone: its results are written now

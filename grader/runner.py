@@ -25,10 +25,11 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from grader import warm
 from grader.boundary import confine, events, zygote
 from grader.boundary.staging import kit_digest
 from grader.escape import identifiers, one_line, printable
-from grader.hidden import DEFAULT_SECRET, INPUTS_ENV, checks_version, fingerprint, hidden_available, secret
+from grader.hidden import DEFAULT_SECRET, INPUTS_ENV, SECRET_ENV, checks_version, fingerprint, hidden_available, secret
 from grader.homeworks import ROOT, Homework, Part
 from grader.results import CheckResult, PartResult
 
@@ -418,8 +419,7 @@ def _follow(cmd: list[str], tmp: Path, token: str, limit: float, nursery: zygote
     confine.not_dumpable()
     with open(err_path, "wb") as err:
         fds = (nursery.control.fileno(),) if nursery is not None else ()
-        proc = subprocess.Popen(cmd, cwd=str(tmp), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
-                                env=checking_environment(token, inputs, uid), start_new_session=True, pass_fds=fds)
+        proc = _start(cmd, str(tmp), checking_environment(token, inputs, uid), err, fds)
         _started(token, proc)
         if nursery is not None:  # the checking process holds the zygote now: it lives as long as that process
             nursery.control.close()
@@ -452,6 +452,30 @@ def _follow(cmd: list[str], tmp: Path, token: str, limit: float, nursery: zygote
         proc.wait()
     confine.reap(token)  # a worker the pytest process could not end itself
     return records, _read_tail(err_path), stuck, forged
+
+
+def _start(cmd: list[str], cwd: str, env: dict[str, str], err, fds: tuple[int, ...]):
+    """The checking process: forked by the batch's checking template where one runs (grader.warm), else started
+    cold; either way with exactly ``env``, in a session of its own."""
+    template = warm.current()
+    if template is not None:
+        try:
+            return template.run(cmd, cwd, env, err, fds)
+        except warm.TemplateGone:
+            pass
+    return subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env,
+                            start_new_session=True, pass_fds=fds)
+
+
+def checking_template():
+    """A checking template for a block that grades many submissions (grader.batch): its environment is the checking
+    processes' but for what each run sets for itself (inputs, confinement, the workers' uid, the secret's file, the
+    run's token), and it carries the command line's marker, so that Ctrl-C ends it and every process it forked."""
+    env = checking_environment(RUN_TOKEN)
+    for name in (INPUTS_ENV, SECRET_ENV, "HWKIT_CONFINE", confine.SEPARATE_ENV, confine.UID_ENV, "HWKIT_RUN_TOKEN"):
+        env.pop(name, None)
+    env[confine.MARKER] = RUN_TOKEN
+    return warm.template(env)
 
 
 # ---- Ctrl-C: the command line's runs ended at once -------------------------------------------------------------
