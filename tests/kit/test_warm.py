@@ -1,0 +1,135 @@
+"""The warm start (grader.warm): a batch's checking processes are forked by one checking template, and grade as cold
+ones do, whatever each request says about its inputs and its confinement; the cold path (one submission, as
+Gradescope grades it) stays as it was.
+
+The class is the reference, the untouched stubs and one catalogued mistake, on the parts dp and ppo (the cheapest two),
+graded in each confinement a grade for the record is given under (kit.MODES).
+"""
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+from unittest import mock
+
+import pytest
+
+from grader import homeworks, runner, warm
+from kit import HW, MODES, in_process, mode_env, run_check
+
+pytestmark = [pytest.mark.slow,  # grades a class twice in each mode: left out of the everyday loop
+              pytest.mark.skipif(not warm.available(), reason="no checking template here (Linux only)")]
+
+PARTS = ("dp", "ppo")
+MISTAKE = Path(__file__).resolve().parent / "mutants" / HW / "dp" / "eval_max_over_actions.py"
+
+
+def _class(folder: Path) -> None:
+    hw = homeworks.load(HW)
+    for name, source in (("reference", hw.solutions_dir), ("stubs", hw.homework_dir), ("mistake", hw.solutions_dir)):
+        (folder / name).mkdir(parents=True)
+        for part in PARTS:
+            shutil.copy(source / f"{part}.py", folder / name / f"{part}.py")
+    dp = folder / "mistake" / "dp.py"
+    dp.write_text(dp.read_text(encoding="utf-8") + "\n\n# ---- mutant ----\n" + MISTAKE.read_text(encoding="utf-8"),
+                  encoding="utf-8")
+
+
+def _graded(folder: Path, out: Path, mode: str, warm_start: str) -> tuple[list[dict], dict[str, dict]]:
+    """The batch's CSV rows and records, less what depends on time (seconds, CPU)."""
+    proc = run_check(HW, *PARTS, "--batch", str(folder), "--jobs", "2", "--csv", str(out / "scores.csv"),
+                     "--report", str(out / "report"), env_extra={**mode_env(mode), warm.WARM_ENV: warm_start})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    with open(out / "scores.csv", encoding="utf-8", newline="") as f:
+        rows = [{k: v for k, v in row.items() if k != "seconds"} for row in csv.DictReader(f)]
+    records = {p.stem: _timeless(json.loads(p.read_text(encoding="utf-8")))
+               for p in sorted((out / "report" / "records").glob("*.json"))}
+    return rows, records
+
+
+def _timeless(value):
+    if isinstance(value, dict):
+        return {k: _timeless(v) for k, v in value.items() if k not in ("seconds", "cpu", "time", "graded_at")}
+    if isinstance(value, list):
+        return [_timeless(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_warm_batch_grades_as_a_cold_one(tmp_path, mode):
+    """The same CSV rows and the same records (times aside) from a batch whose checking processes are forked by the
+    template and from one that starts each cold (HWKIT_WARM=off); and the grade is the one each submission earns."""
+    folder = tmp_path / "class"
+    _class(folder)
+    warm_rows, warm_records = _graded(folder, tmp_path / "warm", mode, "on")
+    cold_rows, cold_records = _graded(folder, tmp_path / "cold", mode, "off")
+    assert warm_rows == cold_rows
+    assert warm_records == cold_records
+    totals = {row["submission"]: float(row["total"]) for row in warm_rows}
+    assert totals["reference"] == 35.0 and totals["stubs"] == 0.0 and 0.0 < totals["mistake"] < 35.0, totals
+    assert all(row["inputs"] == "hidden" for row in warm_rows), warm_rows
+
+
+def _summary(result) -> tuple:
+    return (result.error, result.inputs, result.confinement,
+            [(c.nodeid, c.outcome, c.kind, c.message, c.weight, c.bonus, c.hidden, c.twin) for c in result.checks])
+
+
+def _can(mode: str) -> bool:
+    try:
+        with in_process(mode):
+            return True
+    except pytest.skip.Exception:
+        return False
+
+
+def test_one_template_takes_inputs_and_confinement_from_each_request():
+    """One template, four gradings one after another: the self-check and the grade, in two modes. Each forked
+    checking process collects what its own request asks for (hidden twins in the grade only) and confines its
+    workers as its own request says (the confinement field names the mode), and each result equals the cold one."""
+    hw = homeworks.load(HW)
+    part = hw.part("mc_td")  # it has checks run on hidden inputs under names of their own (grade-only, behaviour)
+    impl = str(hw.solutions_dir)
+    forked = []
+    run = warm.Template.run
+
+    def counted(self, *args, **kwargs):
+        proc = run(self, *args, **kwargs)
+        forked.append(proc.pid)
+        return proc
+
+    modes = [m for m in (*MODES, "same") if _can(m)][:2]  # "same": without namespaces, as the grader's own user
+    if len(modes) < 2:
+        pytest.skip("one confinement only on this machine")
+    grades = [(mode, public) for mode in modes for public in (True, False)]
+    warm_results, cold_results = [], []
+    with mock.patch.object(warm.Template, "run", counted):
+        with runner.checking_template() as template:
+            assert template is not None
+            for mode, public in grades:
+                with in_process(mode):
+                    warm_results.append(runner.run_part(hw, part, impl, public=public))
+    assert len(forked) == len(grades), "a checking process was started cold while the template ran"
+    for mode, public in grades:
+        with in_process(mode):
+            cold_results.append(runner.run_part(hw, part, impl, public=public))
+    for (mode, public), warm_result, cold_result in zip(grades, warm_results, cold_results):
+        assert _summary(warm_result) == _summary(cold_result), (mode, public)
+        assert warm_result.inputs == ("public" if public else "hidden")
+        # the child collected the inputs its request named: checks on hidden inputs in the grade only
+        assert any(c.hidden for c in warm_result.checks) == (not public), (mode, public)
+        said = warm_result.confinement
+        assert ("пространства имён Linux" in said) == (mode == "namespaces"), said
+        assert warm_result.score == part.points, (mode, public, warm_result.error)
+
+
+def test_a_template_that_is_gone_leaves_the_cold_path():
+    """The template killed under the batch: the next grading starts its checking process cold and grades."""
+    hw = homeworks.load(HW)
+    part = hw.part("dp")
+    with runner.checking_template() as template:
+        template.proc.kill()
+        template.proc.wait()
+        result = runner.run_part(hw, part, str(hw.solutions_dir), public=True)
+    assert result.error == "" and result.score == part.points
