@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 from grader import homeworks, key, summary
-from grader.boundary import confine, events, zygote
+from grader.boundary import confine, events, template, zygote
 from grader.boundary.errors import RemoteError
 from grader.boundary.loading import NamespaceImplementation
 from grader.boundary.session import Session
@@ -50,6 +50,9 @@ def pytest_addoption(parser):
     group.addoption("--homework", default=None, help="the homework graded: its worker starts at once")
     group.addoption("--zygote", default=None, metavar="FD:FOLDER",
                     help="the zygote the grader's command line started for this process (grader/boundary/zygote.py)")
+    group.addoption("--worker-template", default=None, type=int, metavar="FD",
+                    help="a connection to the batch's worker template, which forks this process's zygotes "
+                         "(grader/boundary/template.py)")
     group.addoption("--select", action="append", default=[], metavar="FILE::CHECK",
                     help="grade only these checks of test file FILE (a check's name, or its name without [params]); "
                          "a name that is no check of FILE: nothing is graded")
@@ -69,6 +72,8 @@ def pytest_configure(config):
         os.dup2(2, 1)  # pytest's own output goes to stderr; stdout carries only the events
         confine.not_dumpable()
     config.stash[_STATE] = state
+    if config.getoption("--worker-template", default=None) is not None:
+        template.adopt(config.getoption("--worker-template"))
     if config.getoption("--homework", default=None) and _live(config) is None:
         if config.getoption("--zygote", default=None):
             zygote.adopt(homeworks.load(config.getoption("--homework")), confine.namespaces_available(),

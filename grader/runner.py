@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from grader import warm
-from grader.boundary import confine, events, zygote
+from grader.boundary import confine, events, forkserver, template, zygote
 from grader.boundary.staging import kit_digest
 from grader.escape import identifiers, one_line, printable
 from grader.hidden import DEFAULT_SECRET, INPUTS_ENV, SECRET_ENV, checks_version, fingerprint, hidden_available, secret
@@ -329,15 +329,19 @@ def _run_parts(hw: Homework, selected: list[tuple[Part, list[str] | None]], impl
         nursery = zygote.for_checking_process(hw, confine.namespaces_available(), token, uid)
         if nursery is not None and nursery.proc is not None:
             _started(token, nursery.proc)
+        link = _template_link()  # the checking process's own connection to the batch's worker template, if any
         cmd = [sys.executable, "-m", "pytest", *targets, *selects, f"--impl={impl}", "--events", "--capture=no",
                "--homework", hw.name, *(["--check-timeout", str(timeout)] if timeout is not None else []),
                *(["--zygote", f"{nursery.control.fileno()}:{nursery.base}"] if nursery else []),
+               *(["--worker-template", str(link.fileno())] if link else []),
                *PYTEST_FLAGS, "-W", "ignore"]
         limit = timeout if timeout is not None else max(part.timeout for part, _ in selected)
         try:
             with tempfile.TemporaryDirectory(prefix="hwrun-") as tmp:
-                records, output, stuck, forged = _follow(cmd, Path(tmp), token, limit, nursery, inputs, uid)
+                records, output, stuck, forged = _follow(cmd, Path(tmp), token, limit, nursery, inputs, uid, link)
         finally:
+            if link is not None:
+                link.close()
             if nursery is not None:
                 nursery.remove()
             _finished(token)
@@ -408,18 +412,32 @@ def schedule(selected: list, jobs: int) -> list[list]:
     return [g for g in groups if g]
 
 
+def _template_link():
+    """A connection of its own to the worker template of the batch running here (grader.boundary.template), for a
+    checking process about to start: the zygote of its hidden checks is forked by it too. None where there is none."""
+    held = template.current()
+    if held is None:
+        return None
+    try:
+        return held.connect()
+    except forkserver.ServerGone:
+        return None
+
+
 def _follow(cmd: list[str], tmp: Path, token: str, limit: float, nursery: zygote.Zygote | None = None,
-            inputs: str = "public", uid: int | None = None) -> tuple[list[dict], str, bool, int]:
-    """Run the pytest process (handing it the control socket of ``nursery``, its zygote); return its signed
-    events, the tail of its own output, whether it had to be killed, and how many lines were not signed with
-    this run's key (ignored)."""
+            inputs: str = "public", uid: int | None = None, link=None) -> tuple[list[dict], str, bool, int]:
+    """Run the pytest process (handing it the control socket of ``nursery``, its zygote, and ``link``, its connection
+    to the worker template); return its signed events, the tail of its own output, whether it had to be killed, and
+    how many lines were not signed with this run's key (ignored)."""
     err_path = tmp / "pytest-output.txt"
     lines: queue.Queue = queue.Queue()
     key = secrets.token_hex(32).encode()
     confine.not_dumpable()
     with open(err_path, "wb") as err:
-        fds = (nursery.control.fileno(),) if nursery is not None else ()
+        fds = tuple(s.fileno() for s in (nursery.control if nursery is not None else None, link) if s is not None)
         proc = _start(cmd, str(tmp), checking_environment(token, inputs, uid), err, fds)
+        if link is not None:  # the checking process's own now
+            link.close()
         _started(token, proc)
         if nursery is not None:  # the checking process holds the zygote now: it lives as long as that process
             nursery.control.close()
@@ -467,15 +485,22 @@ def _start(cmd: list[str], cwd: str, env: dict[str, str], err, fds: tuple[int, .
                             start_new_session=True, pass_fds=fds)
 
 
+@contextlib.contextmanager
 def checking_template():
-    """A checking template for a block that grades many submissions (grader.batch): its environment is the checking
-    processes' but for what each run sets for itself (inputs, confinement, the workers' uid, the secret's file, the
-    run's token), and it carries the command line's marker, so that Ctrl-C ends it and every process it forked."""
+    """The two templates of a block that grades many submissions (grader.batch; a warm start): the checking template
+    (grader.warm), whose environment is the checking processes' but for what each run sets for itself (inputs,
+    confinement, the workers' uid, the secret's file, the run's token), and the worker template the zygotes are forked
+    from (grader.boundary.template). Both carry the command line's marker: Ctrl-C ends them and all they forked."""
     env = checking_environment(RUN_TOKEN)
     for name in (INPUTS_ENV, SECRET_ENV, "HWKIT_CONFINE", confine.SEPARATE_ENV, confine.UID_ENV, "HWKIT_RUN_TOKEN"):
         env.pop(name, None)
     env[confine.MARKER] = RUN_TOKEN
-    return warm.template(env)
+    stack = contextlib.ExitStack()
+    with stack:
+        checking = stack.enter_context(warm.template(env))
+        if checking is not None and zygote.available():  # the zygotes forked by the worker template (by exec, with a
+            stack.enter_context(template.template(RUN_TOKEN))  # worker's clean environment: it never holds the key)
+        yield checking
 
 
 # ---- Ctrl-C: the command line's runs ended at once -------------------------------------------------------------

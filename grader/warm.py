@@ -49,7 +49,7 @@ class Template(forkserver.Server):
         if cmd[:3] != [sys.executable, "-m", "pytest"]:
             raise ValueError(f"not a checking process: {cmd[:3]}")
         return self.client.fork((cmd[3:], cwd, env), {2: stderr.fileno(), **{fd: fd for fd in pass_fds}},
-                                pipes=True)
+                                stdin=True, stdout=True)
 
 
 _CURRENT: list[Template] = []

@@ -404,6 +404,72 @@ def command(python_args: list[str], confined: bool) -> list[str]:
     return [sys.executable, *python_args]
 
 
+ROOM_ENV = "HWKIT_ROOM"  # in a template's environment: room for a forked child's own marker (:func:`remark`)
+
+
+def remark(env: dict[str, str]) -> bool:
+    """This process's environment as other processes read it (/proc/PID/environ: :func:`marked` finds a run's
+    processes by their marker) rewritten in place to ``env``, which ``os.environ`` then holds too: for a process forked
+    from a template (grader.boundary.template) without exec, whose block is still the template's. Written within the
+    block's bounds (the template's ``HWKIT_ROOM`` leaves room); False where it cannot be (no /proc, no room)."""
+    import ctypes
+
+    os.environ.clear()  # libc's environment no longer points into the block (setenv copies each value)
+    os.environ.update(env)
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        start, end = int(fields[47]), int(fields[48])  # env_start, env_end: fields 50 and 51
+    except (OSError, ValueError, IndexError):
+        return False
+    block = b"".join(f"{k}={v}".encode() + b"\0" for k, v in env.items())
+    if not 0 < len(block) <= end - start:
+        return False
+    ctypes.memmove(start, block.ljust(end - start, b"\0"), end - start)
+    return True
+
+
+_CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = (0x20000, 0x8000000, 0x10000000,
+                                                                              0x20000000, 0x40000000)
+
+
+def unshare_here(uid: int | None) -> None:
+    """What ``unshare`` with :data:`UNSHARE`'s flags does before it runs its program, done in this process, forked
+    single-threaded from the worker template (grader.boundary.template) instead of started by exec: as ``uid`` (where
+    given: as subprocess's ``user`` would make it, before the namespaces, so that it is their root), new user, mount,
+    PID, network and IPC namespaces, root mapped to this user, mounts made private; then a fork (``--fork``): this
+    process waits for its child and exits with its code, the child (the first process of the PID namespace, killed
+    when this one ends: ``--kill-child``) mounts its own /proc (``--mount-proc``) and returns. OSError when the
+    kernel refuses."""
+    libc = _libc()
+    if uid is not None and os.geteuid() == 0:
+        become(uid)
+    libc.prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: a change of user left /proc/self root's; its maps are written below
+    euid, egid = os.geteuid(), os.getegid()
+    if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS | _CLONE_NEWPID | _CLONE_NEWNET | _CLONE_NEWIPC) != 0:
+        raise OSError(_errno(), "unshare")
+    for name, text in (("setgroups", "deny"), ("uid_map", f"0 {euid} 1"), ("gid_map", f"0 {egid} 1")):
+        with open(f"/proc/self/{name}", "w") as f:
+            f.write(text)
+    _mount("none", "/", None, _MS_REC | _MS_PRIVATE)
+    pid = os.fork()
+    if pid:
+        import resource
+
+        os.closerange(0, resource.getrlimit(resource.RLIMIT_NOFILE)[0])  # the child's descriptors are its own
+        while True:
+            try:
+                _, status = os.waitpid(pid, 0)
+                break
+            except InterruptedError:
+                continue
+        code = os.waitstatus_to_exitcode(status)
+        os._exit(code if code >= 0 else 128 - code)
+    libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG (a parent already gone: its group is killed whole)
+    _mount("none", "/proc", None, _MS_REC | _MS_PRIVATE)
+    _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+
+
 def environment(run_token: str) -> dict[str, str]:
     """The worker's environment: nothing of the grader's but what Python and BLAS need."""
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0",
@@ -623,7 +689,8 @@ def no_new_processes(hidden: bool = False) -> bool:
     return libc.prctl(22, 2, ctypes.byref(program), 0, 0) == 0  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
 
 
-_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = (1, 2, 4, 8, 32, 4096,
+                                                                                    16384, 1 << 18)
 _SYSTEM = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"]
 _ETC = ["ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "passwd", "group", "nsswitch.conf"]
 _DEVICES = ["null", "zero", "full", "random", "urandom"]

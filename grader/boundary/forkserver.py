@@ -109,17 +109,18 @@ class Client:
             raise ServerGone
         return answer
 
-    def fork(self, payload, fds: dict[int, int], pipes: bool = False) -> Process:
-        """A child of the server given ``payload`` and the descriptors ``fds`` (its number -> ours; closed here
-        afterwards only when ``pipes`` made them). ``pipes``: the child's stdin and stdout are new pipes to this
-        process (``Process.stdin``, ``Process.stdout``)."""
+    def fork(self, payload, fds: dict[int, int], stdin: bool = False, stdout: bool = False) -> Process:
+        """A child of the server given ``payload`` and the descriptors ``fds`` (its number -> ours; a standard stream
+        missing from them is /dev/null). ``stdin``, ``stdout``: that stream is a new pipe to this process
+        (``Process.stdin``, ``Process.stdout``)."""
         with self.lock:
             made, ours = [], {}
-            if pipes:
-                stdin_r, stdin_w = os.pipe()
-                stdout_r, stdout_w = os.pipe()
-                fds = {**fds, 0: stdin_r, 1: stdout_w}
-                made, ours = [stdin_r, stdout_w], {"stdin": stdin_w, "stdout": stdout_r}
+            for wanted, number, name in ((stdin, 0, "stdin"), (stdout, 1, "stdout")):
+                if wanted:
+                    r, w = os.pipe()
+                    theirs_end, ours[name] = (r, w) if number == 0 else (w, r)
+                    fds = {**fds, number: theirs_end}
+                    made.append(theirs_end)
             status, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             targets = list(fds)
             try:
@@ -136,8 +137,8 @@ class Client:
                 status.close()
                 self.close()
                 raise ServerGone
-        return Process(answer[1], status, os.fdopen(ours["stdin"], "wb") if ours else None,
-                       os.fdopen(ours["stdout"], "rb") if ours else None)
+        return Process(answer[1], status, os.fdopen(ours["stdin"], "wb") if "stdin" in ours else None,
+                       os.fdopen(ours["stdout"], "rb") if "stdout" in ours else None)
 
     def connect(self) -> socket.socket:
         """A new connection to the server, for another process (its end is returned, to be passed on)."""

@@ -24,7 +24,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from grader.boundary import confine
+from grader.boundary import confine, forkserver, template
 from grader.homeworks import ROOT, Homework
 
 START_LIMIT = 30.0  # s for the zygote to start, or to answer a request
@@ -69,13 +69,8 @@ class Zygote:
         os.chmod(self.base / "root", 0o755)  # the namespaces' root, another user outside them, mounts its view on it
         config = {"scratch": str(self.base), "root_dir": str(self.base / "root"), "confined": self.confined,
                   "visible": visible(self.hw), "control_fd": theirs.fileno(), "uid": self.uid}
-        cmd = confine.command(["-s", "-B", "-c", _BOOT.format(root=str(ROOT))], self.confined)
         try:
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE,
-                                         stdout=subprocess.DEVNULL if detached else subprocess.PIPE,
-                                         stderr=subprocess.DEVNULL, cwd=str(self.base),
-                                         env=confine.environment(self.token), start_new_session=True,
-                                         pass_fds=(theirs.fileno(),), **self._user())
+            self.proc = self._fork(theirs.fileno(), detached) or self._exec(theirs.fileno(), detached)
             self.proc.stdin.write(_frame(pickle.dumps(config)))
             self.proc.stdin.close()
         except OSError:
@@ -85,6 +80,26 @@ class Zygote:
         finally:
             theirs.close()
         self.control = ours
+
+    def _fork(self, control: int, detached: bool):
+        """The zygote forked by the batch's worker template (grader.boundary.template), or None where there is
+        none (or it is gone)."""
+        held = template.current()
+        if held is None:
+            return None
+        request = (str(self.base), confine.environment(self.token), self.confined,
+                   self.uid if self.confined else None)  # without namespaces it changes user itself (confine.enter)
+        try:
+            return held.fork(request, {control: control}, stdin=True, stdout=not detached)
+        except forkserver.ServerGone:
+            return None
+
+    def _exec(self, control: int, detached: bool) -> subprocess.Popen:
+        """The zygote started by exec (in the namespaces where they are to be had)."""
+        cmd = confine.command(["-s", "-B", "-c", _BOOT.format(root=str(ROOT))], self.confined)
+        return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL if detached else subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, cwd=str(self.base), env=confine.environment(self.token),
+                                start_new_session=True, pass_fds=(control,), **self._user())
 
     def _user(self) -> dict:
         """With namespaces, the zygote is started as its workers' user, who becomes their root (without them it
