@@ -1,6 +1,7 @@
-"""The warm start (grader.warm): a batch's checking processes are forked by one checking template, and grade as cold
-ones do, whatever each request says about its inputs and its confinement; the cold path (one submission, as
-Gradescope grades it) stays as it was.
+"""The warm start: a batch's checking processes are forked by one checking template (grader.warm) and its zygotes by
+one worker template (grader.boundary.template); they grade as cold ones do, whatever each request says about its
+inputs and its confinement, and no worker holds anything of the key; the cold path (one submission, as Gradescope
+grades it) stays as it was.
 
 The class is the reference, the untouched stubs and one catalogued mistake, on the parts dp and ppo (the cheapest two),
 graded in each confinement a grade for the record is given under (kit.MODES).
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import shutil
 from pathlib import Path
 from unittest import mock
@@ -133,3 +135,105 @@ def test_a_template_that_is_gone_leaves_the_cold_path():
         template.proc.wait()
         result = runner.run_part(hw, part, str(hw.solutions_dir), public=True)
     assert result.error == "" and result.score == part.points
+
+
+# A submission that looks for the key in its own process: every module it has (sys.modules) and every object the
+# collector knows (gc) of the checking side's (pytest, the grader's plugin and key, the key's modules), and in every
+# anonymous page of its memory the key's module names (``_hwkit_key_<hw>_<part>``) and the text of a secret
+# (``SECRET_PREFIX`` and 24 hex digits: it cannot know the test's secret, so it reports every such text; a decoy of its
+# own, made at import, shows that the scan finds one). It says where its zygote came from: the worker template, or an
+# exec of its own.
+SECRET_PREFIX = "warm-secret-"
+SCANS_ITSELF = '''
+import ctypes, gc, os, re, sys
+
+_DECOY = bytes.fromhex("{prefix}") + os.urandom(12).hex().encode()  # a secret's text, its own
+_CHECKING = ("pytest", "_pytest", "grader.plugin", "grader.key", "grader.hidden", "grader.checks", "grader.warm",
+             "grader.runner", "_hwkit_key")
+
+
+def _pages():
+    """The readable anonymous pages of this process (the heap, the stack, the interpreter's arenas)."""
+    with open("/proc/self/maps") as f:
+        for line in f:
+            fields = line.split()
+            name = fields[5] if len(fields) > 5 else ""
+            if fields[1].startswith("r") and name in ("", "[heap]", "[stack]"):
+                start, end = (int(x, 16) for x in fields[0].split("-"))
+                yield ctypes.string_at(start, end - start)
+
+
+def _scan():
+    secret = re.compile(bytes.fromhex("{prefix}") + rb"[0-9a-f]{{24}}")
+    found, key = [], re.compile(bytes.fromhex("{key}") + rb"_[a-z_]+")
+    for page in _pages():
+        found += [m.group().decode() for m in secret.finditer(page)]
+        found += ["key-module:" + m.group().decode() for m in key.finditer(page)]
+    modules = sorted(m for m in sys.modules if m.startswith(_CHECKING))
+    objects = {{getattr(o, "__module__", "") for o in gc.get_objects() if callable(o)}}
+    objects = sorted(m for m in objects if isinstance(m, str) and m.startswith(_CHECKING))
+    with open(f"/proc/{{os.getppid() if os.getpid() != 1 else 1}}/cmdline", "rb") as f:
+        parent = f.read()
+    zygote = "parent:" + ("template" if b"boundary.template" in parent else "exec" if b"zygote()" in parent else "?")
+    return [zygote, *sorted(set(found)), "modules:" + ",".join(modules), "objects:" + ",".join(objects), "end"]
+
+
+def _hidden():
+    """Whether this is the worker of hidden checks: the one that may not change its umask."""
+    try:
+        os.umask(os.umask(0o022))
+        return False
+    except OSError:  # refused by its seccomp filter
+        return True
+
+
+def td_errors(rewards, values, last_value, gamma):
+    """Right in the public worker; the hidden one reports (shown as its twin's failure with --show-hidden)."""
+    if _hidden():
+        raise ValueError(" | ".join(_scan())[:1500])
+    import numpy as np
+
+    v = np.asarray(values, dtype=float)
+    return np.asarray(rewards, dtype=float) + gamma * np.append(v[1:], float(last_value)) - v
+
+
+def gae(rewards, values, last_value, gamma, lam):
+    """The public worker reports."""
+    raise ValueError(" | ".join(_scan())[:1500])
+'''
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_no_worker_forked_from_the_worker_template_holds_the_key(tmp_path, mode):
+    """A warm batch graded with a secret of the test's own, on hidden inputs too: the public and the hidden worker of
+    a submission that scans its own modules, objects and memory find their decoy, and neither the secret's text, nor
+    a module of the answer key, nor anything of pytest or the grader's checking side; their zygotes were forked by the
+    worker template (the test is about the warm path)."""
+    import os
+
+    hw = homeworks.load(HW)
+    secret_text = SECRET_PREFIX + os.urandom(12).hex()
+    secret_file = hw.tests_dir / "key" / f"secret-warm-{os.getpid()}"
+    secret_file.write_text(secret_text + "\n", encoding="utf-8")
+    folder = tmp_path / "class"
+    (folder / "scanner").mkdir(parents=True)
+    key_prefix = "_hwkit_key_" + hw.tests_dir.name
+    (folder / "scanner" / "ppo.py").write_text(SCANS_ITSELF.format(prefix=SECRET_PREFIX.encode().hex(),
+                                                                   key=key_prefix.encode().hex()), encoding="utf-8")
+    try:
+        proc = run_check(HW, "ppo::test_td_errors_random", "ppo::test_gae_courier[lam0.5]", "--batch", str(folder),
+                         "--show-hidden", "--feedback", str(tmp_path / "feedback"),
+                         env_extra={**mode_env(mode), "HWKIT_SECRET_FILE": str(secret_file), warm.WARM_ENV: "on"})
+    finally:
+        secret_file.unlink()
+    said = (tmp_path / "feedback" / "scanner.txt").read_text(encoding="utf-8") if proc.returncode in (0, 1) else ""
+    reports = [line for line in said.splitlines() if "parent:" in line]
+    assert len(reports) >= 2, f"the public and the hidden worker's reports are not both there\n{proc.stderr}\n{said}"
+    for report in reports:
+        assert "parent:template" in report, report  # forked by the worker template: the warm path
+        decoys = re.findall(SECRET_PREFIX + "[0-9a-f]{24}", report)
+        assert decoys, f"the scan found not even its own decoy: it proves nothing\n{report}"
+        assert secret_text not in report and "key-module:" not in report, report
+        fields = report.split(" (ppo.py, ")[0].split(" | ")
+        assert "modules:" in fields and "objects:" in fields, report  # none of the checking side's
+        assert fields[-1] == "end", f"the report was cut: it proves nothing\n{report}"
