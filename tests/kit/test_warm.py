@@ -51,11 +51,13 @@ def _graded(folder: Path, out: Path, mode: str, warm_start: str) -> tuple[list[d
 
 
 def _timeless(value):
+    """A record less what differs between two gradings of one class: times, and the uid leased for a submission's
+    workers (another grading on the machine may hold the first one meanwhile)."""
     if isinstance(value, dict):
         return {k: _timeless(v) for k, v in value.items() if k not in ("seconds", "cpu", "time", "graded_at")}
     if isinstance(value, list):
         return [_timeless(v) for v in value]
-    return value
+    return re.sub(r"uid \d+", "uid N", value) if isinstance(value, str) else value
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -67,7 +69,8 @@ def test_a_warm_batch_grades_as_a_cold_one(tmp_path, mode):
     warm_rows, warm_records = _graded(folder, tmp_path / "warm", mode, "on")
     cold_rows, cold_records = _graded(folder, tmp_path / "cold", mode, "off")
     assert warm_rows == cold_rows
-    assert warm_records == cold_records
+    for name in cold_records:
+        assert warm_records.get(name) == cold_records[name], name
     totals = {row["submission"]: float(row["total"]) for row in warm_rows}
     assert totals["reference"] == 35.0 and totals["stubs"] == 0.0 and 0.0 < totals["mistake"] < 35.0, totals
     assert all(row["inputs"] == "hidden" for row in warm_rows), warm_rows
