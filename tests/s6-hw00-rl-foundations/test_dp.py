@@ -648,3 +648,141 @@ def test_bad_shapes(dp):
         with about(what.split()[0]):
             expect_value_error(call, what, "сверьте формы: P — [S, A, S], R и policy — [S, A], V — [S]; "
                                            "при несовпадении raise ValueError(...) с описанием форм.")
+
+
+# ---- edges: rows wrong though the total is right, shapes that broadcast, V ≡ 0, policy iteration at γ = 1 ----------
+# (last in the file: a loop that never stops costs its check's time limit only after the other checks have run)
+
+
+def _move_mass(rows, rng):
+    """A copy of ``rows`` [..., n] where half the largest entry of one row moves to another row: every entry stays
+    ≥ 0 and the total stays exactly the same (multiples of 2⁻¹¹), but two rows no longer sum to 1."""
+    flat = np.array(rows, dtype=float).reshape(-1, np.shape(rows)[-1])
+    src, dst = rng.choice(len(flat), size=2, replace=False)
+    delta = flat[src].max() / 2
+    flat[src, flat[src].argmax()] -= delta
+    flat[dst, flat[dst].argmax()] += delta
+    return flat.reshape(np.shape(rows)), (int(src), float(1 - delta)), (int(dst), float(1 + delta))
+
+
+@graded("Плохой вход: две строки P (или policy) — не распределения, хотя сумма всех элементов верна (S·A или S) "
+        "→ ValueError (seed {seed})",
+        subject=("solve_bellman", "policy_evaluation", "q_from_v", "value_iteration", "policy_iteration"),
+        guard=True)
+@inputs("seed", [0])
+def test_bad_rows_right_total(dp, seed):
+    rng = np.random.default_rng(810 + seed)
+    S, A = int(rng.integers(3, 7)), int(rng.integers(2, 5))
+    P, R = random_mdp(rng, S, A)
+    pi, V = random_policy(rng, S, A), rng.normal(size=S)
+    P_bad, (src, low), (dst, high) = _move_mass(P, rng)
+    hint = ("сумма всех P[s, a, s'] равна S·A и тогда, когда одна строка больше 1, а другая меньше: проверяйте каждую "
+            "строку отдельно — np.allclose(P.sum(axis=2), 1), а не P.sum() == S·A.")
+    rows = f"строки P[{divmod(src, A)}] и P[{divmod(dst, A)}] в сумме {low:g} и {high:g} (S = {S}, A = {A})"
+    for name, call in _five_calls(dp, P_bad, R, pi, V).items():
+        with about(name):
+            expect_value_error(call, f"{name}: {rows}; сумма всех элементов P — ровно S·A = {S * A}", hint)
+    pi_bad, (src, low), (dst, high) = _move_mass(pi, rng)
+    for name in ["solve_bellman", "policy_evaluation"]:
+        with about(name):
+            expect_value_error(lambda name=name: getattr(dp, name)(P, R, pi_bad, 0.9),
+                               f"{name}: строки policy[{src}] и policy[{dst}] в сумме {low:g} и {high:g}; сумма всех "
+                               f"элементов policy — ровно S = {S}",
+                               "Σ_a π(a|s) = 1 в каждом состоянии s, а не в сумме по всем: "
+                               "np.allclose(policy.sum(axis=1), 1), а не policy.sum() == S.")
+
+
+@graded("Плохой вход: формы, которые NumPy молча транслирует (broadcast) — R [S, 1], policy [S, 1] и [1, A], "
+        "V [S, 1] → ValueError (seed {seed})",
+        subject=("solve_bellman", "policy_evaluation", "q_from_v", "value_iteration", "policy_iteration"),
+        guard=True)
+@inputs("seed", [0])
+def test_bad_broadcast_shapes(dp, seed):
+    rng = np.random.default_rng(820 + seed)
+    S, A = int(rng.integers(3, 7)), int(rng.integers(2, 5))
+    P, R = random_mdp(rng, S, A)
+    pi, V = random_policy(rng, S, A), rng.normal(size=S)
+    R_col = R[:, :1].copy()  # [S, 1]: one reward per state, broadcast over the actions
+    pi_col = np.ones((S, 1))  # [S, 1]: rows of one "probability" 1 each, broadcast over the actions
+    pi_row = pi[:1].copy()  # [1, A]: one state's distribution, broadcast over the states
+    hint = ("сравнивайте формы целиком: R.shape == policy.shape == (S, A), V.shape == (S,). Проверка только числа "
+            "строк (R.shape[0] == S) или числа элементов пропускает форму [S, 1] или [1, A], которую NumPy молча "
+            "растягивает (broadcast) на [S, A]: ответ посчитан, но не для той задачи.")
+    calls = {f"solve_bellman с R формы ({S}, 1) при P формы {P.shape}": lambda: dp.solve_bellman(P, R_col, pi, 0.9),
+             f"policy_evaluation с R формы ({S}, 1)": lambda: dp.policy_evaluation(P, R_col, pi, 0.9),
+             f"q_from_v с R формы ({S}, 1)": lambda: dp.q_from_v(P, R_col, V, 0.9),
+             f"value_iteration с R формы ({S}, 1)": lambda: dp.value_iteration(P, R_col, 0.9),
+             f"policy_iteration с R формы ({S}, 1)": lambda: dp.policy_iteration(P, R_col, 0.9),
+             f"solve_bellman с policy формы ({S}, 1) из единиц": lambda: dp.solve_bellman(P, R, pi_col, 0.9),
+             f"policy_evaluation с policy формы (1, {A})": lambda: dp.policy_evaluation(P, R, pi_row, 0.9),
+             f"q_from_v с V формы ({S}, 1)": lambda: dp.q_from_v(P, R, V[:, None].copy(), 0.9)}
+    for what, call in calls.items():
+        with about(what.split()[0]):
+            expect_value_error(call, what, hint)
+
+
+ZERO_R_METHODS = ("policy_evaluation", "value_iteration")
+
+
+@graded("Нулевые награды, V ≡ 0 (бывает и одно состояние): {method} останавливается и возвращает нули (seed {seed})",
+        subject="{method}", oracle=True)
+@inputs("method,seed", [(m, 0) for m in ZERO_R_METHODS], ids=list(ZERO_R_METHODS), seed="seed")
+def test_zero_rewards(dp, method, seed):
+    """R ≡ 0, поэтому V^π ≡ V* ≡ 0 и уже первый проход ничего не меняет: max_s |V_1(s) − V_0(s)| = 0 < tol. Порог
+    остановки — абсолютный (tol), а не доля от |V|: условие «изменение < tol·max|V|» при V ≡ 0 не выполнится никогда."""
+    rng = np.random.default_rng(830 + seed)
+    S, A = int(rng.integers(1, 6)), int(rng.integers(1, 4))
+    P, _ = random_mdp(rng, S, A)
+    R = np.zeros((S, A))
+    gamma = float(rng.uniform(0.5, 1.0))
+    what = f"{method}: R ≡ 0, S = {S}, A = {A}, γ = {gamma:.3f}"
+    if method == "policy_evaluation":
+        pi = random_policy(rng, S, A)
+        V = dp.policy_evaluation(P, R, pi, gamma)
+        expected = key.oracle_evaluate(P, R, pi, gamma)
+    else:
+        Q_star = key.q_star(P, R, gamma)
+        V, policy = check_pair(dp.value_iteration(P, R, gamma), f"{what}: возвращает (V, policy)",
+                               names=("V", "policy"))
+        expected = key.oracle_v_star(P, R, gamma)
+    V = check_values(V, S, A, what)
+    check_close(V, expected, atol=1e-9, what=f"{what}: V ≡ 0",
+                hint="при нулевых наградах ценность всех состояний 0; V_0 = 0 — уже ответ.")
+    if method == "value_iteration":
+        policy = check_policy(policy, S, A, what)
+        check_greedy(policy, Q_star, key.greedy_mask(Q_star), key.reward_greedy(R), what)
+
+
+def action_zero_loops(rng):
+    """(P, R, γ = 1): in every state but the absorbing last one, action 0 stays put at a cost (a policy that always
+    takes it never ends, and its value is −∞); every other action ends the episode with probability ≥ 1/4 a step at
+    a cost, so the equiprobable policy and every greedy policy after it end."""
+    S, A = int(rng.integers(3, 7)), int(rng.integers(2, 5))
+    end = np.zeros(S)
+    end[-1] = 1.0
+    P = dyadic_rows(0.75 * rng.dirichlet(np.full(S, 0.5), size=(S, A)) + 0.25 * end)
+    R = -rng.uniform(0.5, 2.0, size=(S, A))
+    P[:-1, 0] = np.eye(S)[:-1]
+    P[-1], R[-1] = end, 0.0
+    return P, R, 1.0
+
+
+@graded("Policy iteration при γ = 1, где «всегда действие 0» не кончает эпизод: старт со случайной политики "
+        "(все π = 1/A) находит V* (seed {seed})", subject="policy_iteration", oracle=True)
+@inputs("seed", [0])
+def test_policy_iteration_gamma_one_loop(dp, seed):
+    """Действие 0 оставляет агента на месте с наградой < 0: политика «всегда 0» не кончает эпизод, её ценность −∞, и
+    оценивание при γ = 1 не сходится. По условию policy iteration начинает со случайной политики (все π(a|s) = 1/A):
+    она кончает эпизод, и жадные политики после неё — тоже."""
+    P, R, gamma = action_zero_loops(np.random.default_rng(840 + seed))
+    S, A = R.shape
+    V_star, Q_star = key.oracle_v_star_large(P, R, gamma), key.q_star_large(P, R, gamma)
+    what = f"policy_iteration при γ = 1: S = {S}, A = {A}, действие 0 — петля на месте с наградой < 0"
+    V, policy = check_pair(dp.policy_iteration(P, R, gamma), "policy_iteration возвращает (V, policy)",
+                           names=("V", "policy"))
+    V = check_values(V, S, A, what)
+    check_close(V, V_star, atol=1e-6, what=f"{what}: V* (с точностью 1e-6)",
+                hint="начинайте со случайной политики (все π(a|s) = 1/A), как сказано в docstring: при γ = 1 "
+                     "политика «всегда действие 0» здесь не кончает эпизод, и её оценивание не сходится.")
+    policy = check_policy(policy, S, A, what)
+    check_greedy(policy, Q_star, key.greedy_mask(Q_star), key.reward_greedy(R), what)
