@@ -318,6 +318,33 @@ def test_mc_random(mc_td, seed):
     check_that(episodes == frozen, what="mc_prediction не меняет эпизоды")
 
 
+
+@graded("Монте-Карло: α = 0 — постоянный шаг 0 (V остаётся нулевой), а не «alpha не задан»; без first_visit и alpha "
+        "— first-visit средние (seed {seed})", subject="mc_prediction", oracle=True)
+@inputs("seed", [0])
+def test_mc_alpha_zero_and_defaults(mc_td, seed):
+    """alpha = 0: V(s) += 0·(G_t − V(s)) ничего не меняет, V = 0 везде (выборочные средние — только при alpha=None).
+    Вызов mc_prediction(episodes, n_states, gamma) без first_visit и alpha — значения по умолчанию из сигнатуры:
+    first_visit=True, alpha=None."""
+    rng = np.random.default_rng(1200 + seed)
+    n = 5
+    episodes = random_episodes(rng, n, 8)
+    gamma = float(rng.uniform(0.6, 1.0))
+    frozen = copy.deepcopy(episodes)
+    zeros, first = key.mc_alpha_oracle(frozen, n, gamma, 0.0), key.mc_oracle(frozen, n, gamma, True)
+    for alpha in (0.0, 0):
+        got = mc_td.mc_prediction(copy.deepcopy(episodes), n, gamma, first_visit=True, alpha=alpha)
+        check_close(got, zeros, atol=1e-12,
+                    what=f"mc_prediction, first-visit, alpha = {alpha!r}, 8 эпизодов, γ = {gamma:.3f}",
+                    hint="alpha = 0 задан: это постоянный шаг 0, V(s) += 0·(G_t − V(s)), и V остаётся нулевой. "
+                         "Выборочные средние — только при alpha is None; условие «if alpha:» принимает 0 за «не "
+                         "задан», нужно «if alpha is None:».")
+    got = mc_td.mc_prediction(episodes, n, gamma)
+    check_close(got, first, what=f"mc_prediction(episodes, {n}, γ = {gamma:.3f}) без first_visit и alpha",
+                hint="значения по умолчанию — как в сигнатуре из условия: first_visit=True (только первое посещение "
+                     "состояния в эпизоде), alpha=None (выборочные средние).")
+    check_that(episodes == frozen, what="mc_prediction не меняет эпизоды")
+
 # ---- TD(0) -----------------------------------------------------------------------------------------
 
 HAND_TD = [(0, 1.0, 1, False), (1, 0.0, 0, False), (0, 1.0, 2, True)]
