@@ -183,6 +183,34 @@ def test_grad_log_softmax_random(policy_gradient, seed):
     check_unchanged(before, z, name="z", function="grad_log_softmax")
 
 
+
+QUOTIENT = ("∇ log π(a) посчитан как частное ∇π(a) / π(a): при log π(a) < −745 π(a) = exp(log π(a)) в float64 равна 0, "
+            "и 0/0 = NaN. Считайте без деления, как в уроке: ∇ log π(a) = e_a − π.")
+
+
+@graded("∇ log softmax для почти невозможного действия: log π(a) ≈ −800 < −745, π(a) = 0 в float64, а ответ e_a − π "
+        "конечен (seed {seed})", subject="grad_log_softmax", oracle=True)
+@inputs("seed", [7])
+def test_grad_log_softmax_unlikely_action(policy_gradient, seed):
+    """Логит выбранного действия на 760–900 ниже максимума: log π(a) ≈ −800, exp(log π(a)) = 0 в float64 (exp
+    обнуляется ниже −745). Градиент e_a − π от этого не ломается: +1 у выбранного действия, −π(b) у остальных."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 7))
+    z = rng.normal(0, 2, size=n)
+    a = int(rng.integers(n))
+    z[a] = np.delete(z, a).max() - rng.uniform(760, 900)
+    before = z.copy()
+    expected, blocks = key.grad_log_pi_fd(z, a), block_answers()
+    got = policy_gradient.grad_log_softmax(z, a)
+    check_unchanged(before, z, name="z", function="grad_log_softmax")
+    arr = np.asarray(got, dtype=float) if matches(np.shape(got), [n]) else None
+    nan = arr is not None and bool(np.all(np.isnan(arr)))
+    hint = (None if matches(got, expected) else softmax_defer(policy_gradient, "grad_log_softmax", blocks)) or (
+        Mistake(QUOTIENT) if nan else "∇ log π(a) = e_a − π без деления и без log(π): π(a) здесь 0 в float64.")
+    check_close(got, expected, atol=1e-6, what=f"grad_log_softmax для {n} действий, a = {a}, z[a] = {z[a]:.1f} при "
+                                               f"max z = {z.max():.2f} (log π(a) ≈ {z[a] - z.max():.0f})",
+                hint=hint)
+
 # ---- the REINFORCE step: the lesson's numbers ---------------------------------------------------
 
 LEFT, RIGHT = 0, 1
