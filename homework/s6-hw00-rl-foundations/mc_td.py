@@ -36,6 +36,7 @@ def mc_prediction(episodes, n_states, gamma, first_visit=True, alpha=None):
         alpha is None — выборочное среднее: V(s) = среднее всех учтённых отдач из s
                         (инкрементно: N(s) += 1, V(s) += (G_t − V(s)) / N(s));
         alpha задан   — постоянный шаг: V(s) += α·(G_t − V(s)), шаги эпизода — по порядку t = 0, 1, …
+                        (alpha = 0 тоже задан: шаг 0, V не меняется и остаётся нулевой)
                         (every-visit можно проходить и с конца, t = T−1, …, 0, как в псевдокоде учебника:
                         проверка примет оба порядка; у first-visit порядок не важен)
     first_visit = True — в каждом эпизоде учитываем только ПЕРВОЕ посещение s;
@@ -45,8 +46,8 @@ def mc_prediction(episodes, n_states, gamma, first_visit=True, alpha=None):
         episodes    — список эпизодов, эпизод — список (s, r, s_next, terminated);
         n_states    — число состояний S;
         gamma       — дисконт γ;
-        first_visit — first-visit (True) или every-visit (False);
-        alpha       — None (средние) или постоянный шаг α.
+        first_visit — first-visit (True, по умолчанию) или every-visit (False);
+        alpha       — None (средние, по умолчанию) или постоянный шаг α (0 — тоже шаг, см. выше).
     Возвращает np.ndarray формы [S]; состояния, где агент ни разу не был, остаются с V = 0.
     """
     # TODO: ваш код
