@@ -155,6 +155,33 @@ def test_softmax_large_logits(policy_gradient):
                      "0/0 = NaN.")
 
 
+@graded("softmax с большим общим сдвигом логитов (до ±10⁴) и разбросом больше 745: у малых π log π < −745, exp "
+        "обнуляется, а ответ конечен (seed {seed})", subject="softmax", oracle=True)
+@inputs("seed", [11])
+def test_softmax_offset_and_spread(policy_gradient, seed):
+    """softmax(z + c) = softmax(z) при любом общем сдвиге c. Логиты строки разбросаны на ±1000 вокруг своего c
+    (|c| до 10⁴), два наибольших — последние, на 800–1000 выше остальных: у остальных π = 0 в float64 (log π < −745),
+    а у двух последних — обычные вероятности. Сдвиг на максимум строки не переполняет exp; сдвиг на первый логит
+    (exp(z − z_0) = exp(> 709) = inf) или отсутствие сдвига (exp(10⁴) = inf) — переполняет."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 7))
+    z = rng.uniform(-1000, 1000, size=(2, n)) + rng.uniform(-1e4, 1e4, size=(2, 1))
+    for row in z:  # the two largest logits: the last two, 0–2 apart and 800–1000 above the rest (the first among them)
+        row[-1] = row.max() + rng.uniform(800, 1000)
+        row[-2] = row[-1] - rng.uniform(0, 2)
+    before = z.copy()
+    expected = key.softmax_oracle(z)
+    with np.errstate(all="ignore"):
+        one, batch = policy_gradient.softmax(z[0].copy()), policy_gradient.softmax(z)
+    check_unchanged(before, z, name="z", function="softmax")
+    hint = ("вычитайте максимум строки: softmax(z) = softmax(z − max z), max по последней оси. Только при этом сдвиге "
+            "самый большой показатель exp равен 0, а не больше 709 (exp(710) = inf); малые π при этом честно "
+            "обнуляются (exp(< −745) = 0), и это верный ответ.")
+    check_close(one, expected[0], atol=1e-9, what=f"softmax от {n} логитов около {before[0].mean():.0f} "
+                                                  f"(от {before[0].min():.0f} до {before[0].max():.0f})", hint=hint)
+    check_close(batch, expected, atol=1e-9, what=f"softmax батча (2, {n}), строки около {before[0].mean():.0f} и "
+                                                 f"{before[1].mean():.0f}", hint=hint)
+
 @graded("∇ log softmax: пример урока [0, 1] − [0.5, 0.5] = [−0.5, 0.5]", subject="grad_log_softmax")
 def test_grad_log_softmax_lesson(policy_gradient):
     blocks = block_answers()
