@@ -1,9 +1,10 @@
 """The answer key of the part `boss` (instructor only: the student's copy holds none of it; grader.key).
 
 Oracles written differently from the reference (per-answer loops, GAE as the explicit sum Σ(γλ)^l δ_{t+l}, the
-scatter of ppo_update as a dense one-hot matrix product), the replays of typical mistakes that name them, and the
-replays of what the student's own code did (train, sample_answers on a random policy) for the checks that run only
-in the grade.
+scatter of ppo_update as a dense one-hot matrix product), the replays of typical mistakes that name them, and, for
+the checks that run only in the grade, the audit of one run of the student's train (every batch and update
+recomputed by the key's rule from the student's own draws, the draws tested against the policy that made them) and
+the replays of what the student's own code did (GRPO's train, sample_answers on a random policy).
 """
 import math
 
@@ -602,24 +603,132 @@ def entropy_of(logits):
     return -float(np.sum(np.exp(lp) * lp))
 
 
-# ---- train (grade only: composes the student's own pieces) ----------------------------------------------------
+# ---- train (grade only: audits one run of the student's train) ----------------------------------------------
 
 
 REPLAY_KEYS = ("score", "kl_ref", "entropy", "clipfrac", "approx_kl", "value_loss", "n_answers")
 
 
+class BadDraw(Exception):
+    """The student's sample_answers returned no batch of valid tokens: nothing to audit (its message says why)."""
+
+
+def key_batch(theta, w, ref, prompts, tokens, eos, bos):
+    """The batch sample_answers must return once its tokens are drawn, by the key's rule (the docstring's fields:
+    EOS on the padding of tokens and prev, zeros elsewhere)."""
+    r = _replay_sample(theta, w, ref, prompts, tokens, eos, bos)
+    mask = r["mask"]
+    tokens = np.where(mask > 0, np.asarray(tokens).astype(int), eos)
+    return {"prompt": np.asarray(prompts, int), "tokens": tokens,
+            "prev": (r["prev"] + eos * (1 - mask)).astype(int), "mask": mask,
+            "lengths": mask.sum(axis=1).astype(int), "logp": r["logp"], "ref_logp": r["ref_logp"],
+            "values": r["values"]}
+
+
+class KeyPieces:
+    """train's pieces by the key's rule, to audit one run of the student's train: the token choices are the
+    student's own sample_answers' (the run's randomness, drawn with the run's rng, which the call advances), and
+    everything they imply (mask, log π, rewards, GAE, monitoring, every PPO update) is recomputed here.
+    ``draws``: for each batch, the log-probabilities of the policy that drew it in each state of a real token
+    [n, V] and the token drawn there [n], for the test of the choices (:func:`sampling_audit`)."""
+
+    def __init__(self, boss, lm):
+        self.boss, self.lm, self.draws = boss, lm, []
+
+    def sample_answers(self, theta, w, ref, prompts, rng):
+        got = self.boss.sample_answers(theta, w, ref, prompts, rng)
+        B, L, V = len(prompts), theta.shape[1], theta.shape[-1]
+        tokens = np.asarray(got.get("tokens") if isinstance(got, dict) else None)
+        if tokens.shape != (B, L) or not np.all(np.isfinite(tokens.astype(float))) \
+                or not np.array_equal(tokens, np.round(tokens)) or tokens.min() < 0 or tokens.max() >= V:
+            raise BadDraw(f"sample_answers вернул не батч из {B} ответов по {L} токенов с номерами 0…{V - 1} "
+                          f"в batch['tokens']")
+        batch = key_batch(theta, w, ref, prompts, tokens, self.lm.EOS, self.lm.BOS)
+        real = batch["mask"] > 0
+        where = (batch["prompt"][:, None], np.arange(L)[None, :], batch["prev"])
+        self.draws.append((log_softmax_oracle(theta[where][real]), batch["tokens"][real]))
+        return batch
+
+    @staticmethod
+    def token_rewards(scores, logp, ref_logp, mask, beta):
+        return rewards_oracle(scores, logp, ref_logp, mask, beta)
+
+    @staticmethod
+    def token_gae(rewards, values, mask, gamma, lam):
+        return gae_oracle(rewards, values, mask, gamma, lam)
+
+    @staticmethod
+    def kl_and_entropy(logits, ref_logits, mask):
+        return kl_entropy_oracle(logits, ref_logits, mask)
+
+    @staticmethod
+    def grpo_advantages(scores, group_size):
+        return grpo_advantages_oracle(scores, group_size)
+
+    @staticmethod
+    def ppo_update(theta, w, batch, rng, opt, *, lr, n_epochs, n_minibatches, eps, c_v, c_e, **more):
+        # default_rng(rng) is rng itself: the permutations come from the run's generator, as the docstring says
+        out = update_oracle(theta, w, batch, rng, opt, lr, n_epochs, n_minibatches, eps, c_v, c_e, **more)
+        return (out["theta"], out["w"], {k: out[k] for k in ("t", "m_theta", "v_theta", "m_w", "v_w")},
+                {k: out[k] for k in ("clipfrac", "approx_kl", "value_loss")})
+
+
+def train_audit(boss, lm, n_updates, seed, **settings):
+    """One run of train(n_updates, seed, **settings) by the key's rule, its token choices drawn by the student's
+    own sample_answers with the run's rng: {"rows": [n_updates, len(REPLAY_KEYS)] the history must hold, "theta",
+    "w": the final tables, "sampling": the test of the choices (:func:`sampling_audit`)}; or {"problem": why not},
+    when sample_answers drew no valid tokens."""
+    pieces = KeyPieces(boss, lm)
+    try:
+        rows, theta, w = _train_run(pieces, lm, n_updates, seed, **settings)
+    except BadDraw as exc:
+        return {"problem": str(exc)}
+    return {"rows": rows, "theta": theta, "w": w, "sampling": sampling_audit(pieces.draws)}
+
+
 def train_replay(boss, lm, n_updates, seed, **settings):
     """Replays train() step by step with the student's own functions, in the order its docstring states, and returns
-    the rows [n_updates, len(REPLAY_KEYS)] its history must hold. Only train's own plumbing is judged: a wrong piece
-    is the same wrong piece in both. The keywords replay train's typical mistakes, to name them."""
+    the rows [n_updates, len(REPLAY_KEYS)] its history must hold (GRPO's replay: only train's own plumbing is
+    judged, a wrong piece is the same wrong piece in both). The keywords replay train's typical mistakes."""
     return _train_run(boss, lm, n_updates, seed, **settings)[0]
 
 
-def train_tables(boss, lm, n_updates, seed, **settings):
-    """The final tables {"theta", "w"} of the same replay: what train(..., tables={}) must hand back; and its
-    history's rows ("rows"), to tell a table handed back wrong from a training wired wrong."""
-    rows, theta, w = _train_run(boss, lm, n_updates, seed, **settings)
-    return {"theta": theta, "w": w, "rows": rows}
+SAMPLING_RISK = 1e-6  # the chance that a correct sampler fails sampling_audit, at most (see there)
+
+
+def sampling_audit(draws, risk=SAMPLING_RISK):
+    """Tests the token choices of an audited run against the policy that drew them: for each token k of the
+    vocabulary, S_k = Σ_i (1[a_i = k] − π_i(k)) over every real token i of every batch, whose predictable variance
+    is W_k = Σ_i π_i(k)(1 − π_i(k)); and the log-likelihood S = Σ_i (log π_i(a_i) − E_{π_i}[log π_i]), W = Σ_i
+    Var_{π_i}[log π_i(a)], its increments bounded by b = max_i max_a |log π_i(a) − E_{π_i}[log π_i]|. Under a
+    correct sampler each S is a martingale (each choice drawn from π_i given the past), so Freedman's inequality
+    gives P(|S| ≥ x and W ≤ v) ≤ 2·exp(−x² / (2(v + b·x/3))); each statistic is judged at x for the smallest v = 2^j
+    (j = 0 … 40) not below its W, with the risk shared out over the V + 1 statistics and the 41 values of j, so a
+    correct sampler fails with probability at most ``risk`` (no normal approximation).
+
+    Returns one row per statistic: (name, S, W, x, passed), the token's number for a count, "log π" for the
+    log-likelihood."""
+    logp = np.concatenate([d[0] for d in draws])
+    tokens = np.concatenate([d[1] for d in draws]).astype(int)
+    n, V = logp.shape
+    probs = np.exp(logp)
+    each = np.log(2 * (V + 1) * 41 / risk)  # log(1/δ) of one statistic at one v, both signs
+    finite = np.where(probs > 0, logp, 0.0)
+    mean = np.sum(probs * finite, axis=1)
+    dev = np.where(probs > 0, logp - mean[:, None], 0.0)  # a token of probability 0 is never drawn by a sampler
+    chosen = np.zeros((n, V))
+    chosen[np.arange(n), tokens] = 1.0
+    stats = [(k, float(np.sum(chosen[:, k] - probs[:, k])), float(np.sum(probs[:, k] * (1 - probs[:, k]))), 1.0)
+             for k in range(V)]
+    picked = logp[np.arange(n), tokens]
+    stats.append(("log π", float(np.sum(picked - mean)) if np.all(np.isfinite(picked)) else -np.inf,
+                  float(np.sum(probs * dev ** 2)), float(np.max(np.abs(dev))) if n else 0.0))
+    out = []
+    for name, s, var, b in stats:
+        v = 2.0 ** max(0, math.ceil(math.log2(max(var, 1.0))))
+        x = b * each / 3 + math.sqrt((b * each / 3) ** 2 + 2 * v * each)  # x² = 2·log(1/δ)·(v + b·x/3)
+        out.append((name, s, var, x, bool(abs(s) < x)))
+    return out
 
 
 def _train_run(boss, lm, n_updates, seed, *, batch_size, beta, gamma=1.0, lam=0.95, lr=0.05, n_epochs=4,
@@ -681,10 +790,18 @@ TRAIN_DEFAULTS = dict(batch_size=64, beta=0.02, gamma=1.0, lam=0.95, lr=0.05, n_
 N_ANSWERS = "n_answers — ответов в этом обновлении, а не сколько сэмплировано с начала обучения"
 
 
+def train_tables(boss, lm, n_updates, seed, **settings):
+    """The final tables {"theta", "w"} of the audited run: what train(..., tables={}) must hand back; and its
+    history's rows ("rows"), to tell a table handed back wrong from a training wired wrong."""
+    audit = train_audit(boss, lm, n_updates, seed, **settings)
+    return {k: audit[k] for k in ("theta", "w", "rows", "problem") if k in audit}
+
+
 def train_mistakes(boss, lm, n_updates, seed, settings):
-    """The histories train's typical mistakes give (PPO), by name."""
+    """The histories train's typical mistakes give (PPO), by name: runs by the key's rule wired wrong, their token
+    choices drawn by the student's sample_answers."""
     def run(**change):
-        return train_replay(boss, lm, n_updates, seed, **{**settings, **change})
+        return train_audit(boss, lm, n_updates, seed, **{**settings, **change}).get("rows", np.zeros((0, 0)))
     out = {"политика стартует не с копии SFT-модели toy_lm.reference_theta(), а с нулевой таблицы":
                run(zero_start=True),
            "новая таблица критика w из ppo_update отброшена: критик не учится": run(keep_w=False),
