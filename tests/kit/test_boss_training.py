@@ -1,4 +1,6 @@
-"""The reference `boss` solution trains on five seeds, not only on the two the graded check runs.
+"""The reference `boss` solution trains on five seeds, not only on the one the graded check runs; the audit of one run
+of train (key.train_audit, test_train_audit and test_train_sampling_audit) passes correct trains and rejects every
+catalogued mistake that reaches train.
 
 Thresholds are those of the task README: the first batch scores ≤ 0.3 (the policy is a copy of the SFT
 model), the mean score of the last 5 updates is ≥ 0.9, and the KL to the reference stays below 6 nats per
@@ -6,16 +8,36 @@ answer; with beta = 0.2 it stays below 2.5. The exact (enumerated) score of toy_
 The bonus «Сколько стоит KL» judges the final tables train hands back, never its history: a made-up history
 earns nothing from it.
 """
+import importlib.util
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from grader import homeworks
 from grader.boundary.loading import FolderImplementation
-from kit import run_check_json
+from kit import ROOT, run_check_json
 
 HW = "s6-hw00-rl-foundations"
+TESTS = ROOT / "tests" / HW
+MUTANTS = ROOT / "tests" / "kit" / "mutants" / HW / "boss"
+LOOP_HEAVY = ROOT / "tests" / "kit" / "variants" / HW / "loop_heavy"
+# mistakes the audit of one short run cannot tell from a correct train, each rejected by its own function's checks:
+# their function is not on the reference train's path (policy_loss, critic_loss and adam_step beside ppo_update's own
+# loss, the bonus's kl_optimal_policy and GRPO), or it changes train only through events 3 updates of 32 answers
+# rarely hold (an answer shorter than L, logits 1000 apart, gradients below Adam's eps: the frontier's tables and the
+# 4 updates of the sampling audit see some of them)
+AUDIT_BLIND = {
+    "adam_moments_in_place", "clip_gradient_not_zeroed", "critic_gradient_without_2", "entropy_grad_without_H",
+    "entropy_gradient_sign", "gae_bootstraps_padding", "gae_not_stopped", "grad_onehot_without_probs",
+    "grad_sign_flipped", "grad_without_ratio", "grpo_advantages_in_place", "kl_entropy_global_max",
+    "kl_entropy_in_place", "kl_entropy_log_of_probs", "kl_optimal_beta_multiplies", "kl_optimal_kl_reversed",
+    "kl_optimal_sign_flipped", "kl_optimal_without_reference", "log_softmax_eps_in_log", "log_softmax_global_max",
+    "log_softmax_of_softmax", "loss_divided_by_all_positions", "loss_max_instead_of_min",
+    "normalize_padding_not_zeroed", "ppo_update_grpo_is_ppo", "ppo_update_grpo_without_kl", "ratio_inverted",
+    "sample_lengths_argmax", "sample_logp_not_zero_on_padding", "score_at_last_position",
+    "token_gae_zeros_like_rewards", "train_grpo_tile"}
 
 
 @pytest.fixture(scope="module")
@@ -79,3 +101,82 @@ def test_a_made_up_history_earns_nothing_from_the_kl_frontier_check(hand_back, t
     _, data = run_check_json(tmp_path, HW, "boss::test_train_kl_frontier[0]", "--dir", str(folder))
     [check] = [t for t in data["tests"] if "сколько стоит KL" in t["name"]]
     assert check["status"] == "failed" and check["score"] == 0, check
+
+
+def _load(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def audit():
+    """(the answer key of boss, the graded test module: its audit settings TRAIN_REPLAY and SAMPLING_UPDATES)."""
+    return _load("boss_key_under_test", TESTS / "key" / "boss.py"), _load("test_boss_settings", TESTS / "test_boss.py")
+
+
+def modules(folder: Path, tmp_path: Path, mutant: Path | None = None):
+    """boss and toy_lm of ``folder`` (the kit's provided modules beside it), ``mutant`` appended to boss.py."""
+    impl = tmp_path / "impl"
+    shutil.copytree(homeworks.load(HW).homework_dir, impl, ignore=shutil.ignore_patterns("__pycache__"))
+    for path in folder.glob("*.py"):
+        shutil.copy(path, impl / path.name)
+    if mutant is not None:
+        (impl / "boss.py").write_text((impl / "boss.py").read_text(encoding="utf-8") + "\n\n"
+                                      + mutant.read_text(encoding="utf-8"), encoding="utf-8")
+    loaded = FolderImplementation(impl)
+    return loaded.module("boss"), loaded.module("toy_lm")
+
+
+def audited(boss, lm, key, settings, n_updates, seed):
+    """(whether train's history is the audited run's, whether its draws pass the sampling test) for one run."""
+    history = boss.train(n_updates=n_updates, seed=seed, log_every=0, **settings)
+    rows = np.array([[float(h[k]) for k in key.REPLAY_KEYS] for h in history])
+    result = key.train_audit(boss, lm, n_updates, seed, **settings)
+    if "problem" in result:
+        return False, False
+    same = rows.shape == result["rows"].shape and np.allclose(rows, result["rows"], atol=1e-8, rtol=1e-6)
+    return same, all(row[-1] for row in result["sampling"])
+
+
+@pytest.mark.parametrize("folder", [homeworks.load(HW).solutions_dir, LOOP_HEAVY], ids=["reference", "loop_heavy"])
+def test_the_audit_passes_a_correct_train_on_every_seed(folder, tmp_path, audit):
+    key, settings = audit
+    boss, lm = modules(folder, tmp_path)
+    for seed in range(4):
+        assert audited(boss, lm, key, settings.TRAIN_REPLAY, settings.SAMPLING_UPDATES, seed) == (True, True), seed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", sorted(p for p in MUTANTS.glob("*.py") if p.stem not in AUDIT_BLIND),
+                         ids=lambda p: p.stem)
+def test_the_audit_of_one_run_rejects_every_mistake_that_reaches_train(path, tmp_path, audit):
+    """The graded audit's run (3 updates, seed 7): its history differs from the key's recomputation, its draws fail
+    the sampling test, or train fails outright; a train that does nothing and a greedy sampler among them."""
+    key, settings = audit
+    boss, lm = modules(homeworks.load(HW).solutions_dir, tmp_path, path)
+    try:
+        with np.errstate(all="ignore"):
+            verdict = audited(boss, lm, key, settings.TRAIN_REPLAY, 3, 7)
+    except Exception:  # noqa: BLE001 - a train that raises is rejected by the check as well
+        return
+    assert verdict != (True, True), f"{path.stem}: the audit of one run passes it"
+
+
+def test_the_blind_list_names_catalogued_mistakes():
+    assert AUDIT_BLIND <= {p.stem for p in MUTANTS.glob("*.py")}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mutant,check", [("train_does_nothing", "test_train_audit[7]"),
+                                          ("sample_greedy_argmax", "test_train_sampling_audit[8]"),
+                                          ("train_kl_penalty_halved", "test_train_audit[7]")])
+def test_the_graded_audit_rejects_a_train_that_does_nothing_and_a_greedy_sampler(mutant, check, tmp_path):
+    folder = tmp_path / "impl"
+    shutil.copytree(homeworks.load(HW).solutions_dir, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    module = folder / "boss.py"
+    module.write_text(module.read_text(encoding="utf-8") + "\n\n" + (MUTANTS / f"{mutant}.py").read_text(
+        encoding="utf-8"), encoding="utf-8")
+    _, data = run_check_json(tmp_path, HW, f"boss::{check}", "--dir", str(folder))
+    assert data["tests"] and all(t["status"] == "failed" for t in data["tests"]), data["tests"]

@@ -781,7 +781,7 @@ GRPO = "train(algo='grpo')"
 # that function passes its own oracle check on hidden inputs (grader.runner.gated)
 AUDIT_PIECES = ("sample_answers",)
 TRAIN_REPLAY = dict(batch_size=32, beta=0.05, gamma=0.95, lam=0.8, lr=0.03, n_epochs=2, n_minibatches=2, eps=0.1,
-                    c_v=1.0, c_e=0.05)
+                    c_v=1.5, c_e=0.05)
 SAMPLING_UPDATES = 4  # the audited run whose token choices are tested: 4 · 32 answers, about 400 tokens
 GRPO_REPLAY = dict(batch_size=32, group_size=4, beta=0.05)
 REPLAY_KEYS = ("score", "kl_ref", "entropy", "clipfrac", "approx_kl", "value_loss", "n_answers")
@@ -833,7 +833,7 @@ AUDIT_WHAT = ("history по обновлениям (строки — обнов�
 @inputs("seed", [7])
 def test_train_audit(boss, lm, seed):
     """One run of train(n_updates=3, seed, batch_size=32, beta=0.05, gamma=0.95, lam=0.8, lr=0.03, n_epochs=2,
-    n_minibatches=2, eps=0.1, c_v=1.0, c_e=0.05) audited (key.train_audit): the key runs the same 3 updates with the
+    n_minibatches=2, eps=0.1, c_v=1.5, c_e=0.05) audited (key.train_audit): the key runs the same 3 updates with the
     token choices of the module's own sample_answers (drawn with the run's rng, which each call advances as train's
     call does) and recomputes everything else by its own rule: the batch those tokens imply, the rewards, GAE, the
     monitoring and every PPO update (its permutations from the same rng). Every number of the history must match

@@ -1,7 +1,10 @@
 """train passes β/2 to token_rewards: half the KL penalty the caller asked for (the policy drifts further from the
-SFT model than the objective E[r] − β·KL wants)."""
+SFT model than the objective E[r] − β·KL wants). Only the audit of one run in the grade tells it (its history
+recomputed by the key's rule, the mistake named): every public check of train sees a β that changes the history and a
+run that learns."""
 BREAKS = "train"
 NAMED_BY = ["половин"]
+CAUGHT_BY = "grade"
 import numpy as np
 
 import toy_lm
