@@ -35,7 +35,7 @@ gae_pair = partial(check_pair, names=("advantages", "returns"))  # what gae-like
 KL_BOUND = 6.0  # nats per answer, stated in the task README
 SCORE_START, SCORE_GOAL = 0.3, 0.9
 VALUE_LOSS_GOAL = 0.05  # mean value_loss of the last 5 updates; in the README
-GRPO_SEEDS = [0, 1]  # GRPO's statistical check: in the grade, secret seeds in their place (margins over 40+ seeds)
+GRPO_SEEDS = [0, 1]  # GRPO's replay of train: in the grade, secret seeds in their place
 HISTORY_KEYS = ("score", "kl_ref", "entropy", "clipfrac", "approx_kl")
 
 
@@ -1131,8 +1131,12 @@ def test_train_grpo_replay(boss, lm, seed):
 
 @graded("Бонус: GRPO в train(algo='grpo'): обучение до ≥ 0.85 за 80 обновлений, KL < 6 нат (seed {seed})", bonus=True,
         subject="train", gate=GRPO)
-@inputs("seed", GRPO_SEEDS, behaviour=True)
+@inputs("seed", [0], behaviour=True)
 def test_train_grpo(boss, seed):
+    """One run of GRPO's training (in the grade on a secret seed; it was two). Over 71 seeds of the reference and 13
+    of the loop-heavy variant the mean score of the last 5 updates is 0.958 ± 0.032 and 0.960 ± 0.035, its lowest
+    0.850 (at the bound) and 0.867: this check fails a correct train about once in a thousand runs (a normal fit:
+    3e-4); the exact checks of GRPO (its update and the replay of train) are the ones to trust."""
     replayed = _history(boss, algo="grpo", n_updates=2, seed=seed, **GRPO_REPLAY)
     check_that(len(replayed) == 2, what="train(algo='grpo', n_updates=2) — 2 записи в history", got=str(len(replayed)))
     check_close(history_rows(replayed)[:, -1], [32, 64], what="n_answers train(algo='grpo', batch_size=32) за 2 "
@@ -1168,8 +1172,8 @@ def test_vapo_lambda(boss, seed):
 # ---- bonus: what the KL costs -------------------------------------------------------------------------
 
 # The bonus's points: kl_optimal_policy's four checks 1 point, PPO against the optimum 2, the checks of GRPO and VAPO
-# 5 (eleven checks of weight 1 in the grade, GRPO's update among them): weights 11/5 · 1 / 4 and 11/5 · 2.
-OPTIMUM_WEIGHT, FRONTIER_WEIGHT = 0.55, 4.4
+# 5 (ten checks of weight 1 in the grade, GRPO's update among them): weights 10/5 · 1 / 4 and 10/5 · 2.
+OPTIMUM_WEIGHT, FRONTIER_WEIGHT = 0.5, 4.0
 OPTIMUM_HINT = ("π*(y) = π_ref(y)·exp(r(y)/β) / Z, Z = Σ_y π_ref(y)·exp(r(y)/β): показатель log π_ref + r/β, затем "
                 "log-sum-exp (как в log_softmax); mean_reward = Σ π*·r, kl = Σ π*·(log π* − log π_ref).")
 HAND_REF = np.array([0.6, 0.3, 0.1])  # π_ref of three answers
