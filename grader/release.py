@@ -32,6 +32,7 @@ EXCLUDED = [
     "solutions", "tests/kit", "tests/*/key",  # the reference, the kit's tests, the instructor's answer key
     "benchmarks/grading_speed.py", "benchmarks/feedback_quality.py",
     "benchmarks/cliff_margins.py", "benchmarks/kit_suite_cost.py",  # cliff_margins plays Q-learning and SARSA
+    "benchmarks/boss_margins.py",  # it reads the instructor's answer key
     "benchmarks/class_report.py", "benchmarks/data", "benchmarks/class_with_burner.py",
     ".benchmarks", ".ci",
     "docs", ".git", ".github",

@@ -907,7 +907,7 @@ def test_train_reaches_goal(boss, seed):
     this check fails a correct train; kl_ref 5.01 ± 0.09, at most 5.25 (the bound 6); value_loss of the last 5
     updates at most 0.004 (the bound 0.05; a train that drops the critic's table ends near 0.15). The audit of one
     run (test_train_audit) judges the rest of train exactly, so one run replaces the former two seeds, the critic's
-    own run and the run with β = 0.2."""
+    own run and the run with β = 0.2. Measured again by benchmarks/boss_margins.py --what goal."""
     history = _history(boss, seed=seed)
     scores = np.array([h["score"] for h in history])
     first, last = scores[0], scores[-5:].mean()
@@ -1136,7 +1136,8 @@ def test_train_grpo(boss, seed):
     """One run of GRPO's training (in the grade on a secret seed; it was two). Over 71 seeds of the reference and 13
     of the loop-heavy variant the mean score of the last 5 updates is 0.958 ± 0.032 and 0.960 ± 0.035, its lowest
     0.850 (at the bound) and 0.867: this check fails a correct train about once in a thousand runs (a normal fit:
-    3e-4); the exact checks of GRPO (its update and the replay of train) are the ones to trust."""
+    3e-4); the exact checks of GRPO (its update and the replay of train) are the ones to trust. Measured again by
+    benchmarks/boss_margins.py --what grpo."""
     replayed = _history(boss, algo="grpo", n_updates=2, seed=seed, **GRPO_REPLAY)
     check_that(len(replayed) == 2, what="train(algo='grpo', n_updates=2) — 2 записи в history", got=str(len(replayed)))
     check_close(history_rows(replayed)[:, -1], [32, 64], what="n_answers train(algo='grpo', batch_size=32) за 2 "
@@ -1314,7 +1315,8 @@ def test_train_kl_frontier(boss, lm, seed):
     so a normal fit puts the chance that a correct train fails at about 1e-9 (the former 1000-seed measurement
     found the low tail of KL up to twice the normal's at 2.6σ: still below 1e-8). A train without the KL penalty
     ends near KL 5.0 and one with β/2 near 4.9, above the band; both, and the penalty charged on the whole answer
-    (KL ≈ 4.05, inside it), are named exactly by the audit."""
+    (KL ≈ 4.05, inside it), are named exactly by the audit. Measured again by benchmarks/boss_margins.py --what
+    frontier."""
     ref, (tokens, mask), scores = lm.reference_theta(), lm.all_answers(), lm.answer_scores()
     optimum = key.kl_frontier(ref, tokens, mask, scores, FRONTIER_BETA, lm.BOS)
     expected = key.train_tables(boss, lm, 3, seed, **TRAIN_REPLAY)
