@@ -45,7 +45,7 @@ def graded_copy(copy, tmp_path_factory):
 def test_copy_has_no_solutions_no_kit_tests_no_instructor_tools(copy):
     files = {p.relative_to(copy).as_posix() for p in copy.rglob("*") if p.is_file()}
     left_out = ("solutions/", "tests/kit/", "benchmarks/grading_speed", "benchmarks/cliff_margins",
-                "benchmarks/kit_suite", "docs/", ".ci/")
+                "benchmarks/kit_suite", "benchmarks/boss_margins", "docs/", ".ci/")
     assert not [f for f in files if f.startswith(left_out)]
     assert "benchmarks/boss_ppo_vs_reinforce.py" in files  # the task statement tells students to run it
     for tool in ("grader/build.py", "grader/stubs.py", "grader/release.py", "grader/batch.py",
