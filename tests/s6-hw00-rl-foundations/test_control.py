@@ -313,6 +313,12 @@ def test_fork_by_hand(control, name, seed):
         Q, _ = _run(control, name, env, 2, alpha=0.5, gamma=0.9, epsilon=1.0, seed=s)
         check_that(len(env.episodes) == 2, what=f"{name}(env, n_episodes=2) играет два эпизода",
                    expected="2 вызова env.reset()", got=f"{len(env.episodes)}")
+        check_that([len(ep) for ep in env.episodes] == [1, 2],
+                   what=f"{name}(env, n_episodes=2) на развилке (seed = {s}): шаги эпизодов",
+                   expected="эпизод 1 — один шаг, эпизод 2 — два шага (до terminated)",
+                   got=f"длины эпизодов {[len(ep) for ep in env.episodes]}",
+                   hint="эпизод — это шаги env.step(a) от env.reset() до первого terminated или truncated: после "
+                        "reset агент выбирает действие, делает шаг и обновляет Q(s, a), пока эпизод не кончится.")
         _actions_binary(env.episodes, f"{name} на развилке (seed = {s}): номера действий")
         (_, b1, *_), = env.episodes[0]
         (_, a, *_), (_, b2, *_) = env.episodes[1]
@@ -450,10 +456,11 @@ def test_first_action_breaks_ties_at_random(control, name):
 def _episodes_end_right(name, episodes, n):
     check_that(len(episodes) == n, what=f"{name}: число эпизодов", expected=f"{n} вызовов env.reset()",
                got=f"{len(episodes)}")
-    ends = [ep[-1][4] or ep[-1][5] for ep in episodes if ep]
+    ends = [bool(ep) and (ep[-1][4] or ep[-1][5]) for ep in episodes]  # an episode without a step never ended
     check_that(all(ends) and all(not (t[4] or t[5]) for ep in episodes for t in ep[:-1]),
                what=f"{name}: эпизод идёт до terminated или truncated и на этом заканчивается",
-               expected="конец эпизода ровно на первом terminated/truncated", got="не так",
+               expected="конец эпизода ровно на первом terminated/truncated",
+               got=f"эпизодов без единого шага: {sum(not ep for ep in episodes)}" if not all(episodes) else "не так",
                hint="эпизод кончается на первом шаге, где terminated или truncated.")
 
 
@@ -520,6 +527,83 @@ def test_replay_random_mdp(control, envs, name, seed):
     check_close(returns, key.episode_sums(env.episodes), what=f"{name}: episode_returns на обрыве, 30 эпизодов",
                 hint="отдачу эпизода обнуляйте в начале каждого эпизода и копите сумму наград (без дисконта).",
                 mistakes=key.returns_mistakes(env.episodes, 1.0))
+
+
+# ---- the audit of one cliff run: every update recomputed, every choice tested (the grade only) ----------------
+# The kit observes every transition of the run (the journal, replayed on the test's own environment) and the
+# learner's answers. The recomputation of Q by the key's rule is the oracle; the bookkeeping (n episodes, each
+# ending exactly on terminated or truncated: without it a run that only resets would recompute to Q = 0) and the
+# test of the exploration are conditions of the same check. ε = 0.4 (not the default 0.1, and not 0.5, where ε and
+# 1 − ε swapped look alike). Q-learning's episodes are cut at 80 steps (truncated: the bootstrap stays); SARSA's are
+# not, since at a cut its target's a' is a draw the journal never sees (about 5 000–8 500 steps in 40 episodes).
+# Measured on the reference (seeds 0–4, in one process): the two statistics stay within 0.35 of their limits; the
+# catalogue's wrong exploration crosses them (|S|/limit: random only among the non-greedy 1.5 and 2.5, ε and 1 − ε
+# swapped 2.6 and 3.6, ε not passed on 3.0 and 3.4, ties to the first action 1.4 and 1.3).
+
+AUDIT = {"n_episodes": 40, "max_steps": 80, "alpha": 0.5, "gamma": 0.9, "epsilon": 0.4}
+AUDIT_DELTA = 1e-6  # the chance that a correct learner fails the exploration test (both statistics, both sides)
+GRID = 1.25  # the variance grid of the bound below: v = 1.25^j, j = 0 … 199
+
+
+def freedman_limit(variance, n_tests=4, delta=AUDIT_DELTA, levels=200):
+    """x such that a sum S = Σ (X_t − p_t) of ε-greedy draws (X_t ∈ {0, 1} a predictable event of step t, p_t its
+    probability given the history, V = Σ p_t(1 − p_t)) crosses S ≥ x with V ≤ v with probability at most
+    δ / (n_tests·levels): Freedman's inequality (1975) for increments ≤ 1, P(∃n: S_n ≥ x, V_n ≤ v) ≤
+    exp(−x² / (2(v + x/3))), solved for x with L = ln(n_tests·levels/δ): x = L/3 + √(L²/9 + 2vL). v is the
+    smallest 1.25^j ≥ V, so a correct learner fails one side of one statistic with probability at most
+    δ / n_tests summed over the 200 levels: the exploration test as a whole, at most δ = 10⁻⁶ (a union bound)."""
+    level = 0 if variance <= 1 else int(np.ceil(np.log(variance) / np.log(GRID) - 1e-12))
+    v, L = GRID ** min(level, levels - 1), np.log(n_tests * levels / delta)
+    return L / 3 + np.sqrt(L * L / 9 + 2 * v * L)
+
+
+def audit_exploration(name, steps, epsilon):
+    """The learner's actions against the ε-greedy policy of the replayed Q (steps: key.exploration_steps): how often
+    it left the greedy actions (P = ε·(A − k)/A at a step with k greedy ones), and at a tie how often it took the
+    first of them (P = (1 − ε)/k + ε/A), each two-sided within freedman_limit."""
+    actions, probs, best = steps["actions"], steps["probs"], steps["best"]
+    rows = np.arange(len(actions))
+    first = np.argmax(best, axis=1)
+    tied = best.sum(axis=1) >= 2
+    statistics = [
+        ("не жадные действия (ε-исследование)", ~best[rows, actions], np.where(best, 0.0, probs).sum(axis=1),
+         f"с вероятностью ε = {epsilon:g} — случайное действие из ВСЕХ A, иначе жадное по текущей Q: {name} "
+         "выбирает действия через epsilon_greedy с переданным ε."),
+        ("при ничьей в argmax — первое из лучших", (actions == first)[tied], probs[rows, first][tied],
+         "ничьи в argmax разбиваются случайно, равновероятно среди всех лучших действий (не np.argmax).")]
+    for what, hits, p, hint in statistics:
+        limit = freedman_limit(float(np.sum(p * (1 - p))))
+        got, expected = int(np.sum(hits)), float(np.sum(p))
+        check_that(abs(got - expected) < limit,
+                   what=f"{NAMES[name]} на обрыве: {what}, по {len(p)} шагам повтора",
+                   expected=f"{expected:.0f} ± {limit:.0f} (ε-жадная политика повторённых Q; ложный провал ≤ 10⁻⁶)",
+                   got=f"{got}", hint=hint)
+
+
+@graded("Аудит запуска {name} на обрыве (40 эпизодов, ε = 0.4): эпизоды кончаются на terminated или "
+        "truncated, Q — повтор записанных переходов по правилу, отдачи — суммы наград, действия ε-жадные (seed {seed})",
+        subject="{name}", oracle=True)
+@grade_only
+@inputs("name,seed", [("q_learning", 0), ("sarsa", 0)], behaviour=True)
+def test_cliff_audit(control, envs, name, seed):
+    """Выполняется только в оценке преподавателя, на скрытых seed: ответ повторяет переходы, которые сделал сам
+    агент, и проверяет каждый его выбор действия."""
+    n, alpha, gamma, eps = AUDIT["n_episodes"], AUDIT["alpha"], AUDIT["gamma"], AUDIT["epsilon"]
+    limit = AUDIT["max_steps"] if name == "q_learning" else None
+    env = Recorder(envs.CliffWalking(max_episode_steps=limit))
+    Q, returns = _run(control, name, env, n, alpha=alpha, gamma=gamma, epsilon=eps, seed=seed)
+    _episodes_end_right(name, env.episodes, n)
+    check_close(Q, key.replay_answer(name, env.episodes, 48, 4, alpha, gamma),
+                what=f"{NAMES[name]}: Q после {n} эпизодов на обрыве (α = {alpha}, γ = {gamma}, ε = {eps}"
+                     + (f", лимит {limit} шагов)" if limit else ")"),
+                hint="после каждого шага: Q(s, a) += α·(цель − Q(s, a)); цель = r при terminated, иначе "
+                     + ("r + γ·max_b Q(s', b) (и при truncated тоже: оборванный эпизод бутстрапит)."
+                        if name == "q_learning" else "r + γ·Q(s', a'), a' — действие, которое агент сделает в s'."),
+                mistakes=key.later.replay_mistakes(name, env.episodes, 48, 4, alpha, gamma, truncation=bool(limit)))
+    check_close(returns, key.episode_sums(env.episodes), what=f"{name}: episode_returns на обрыве, {n} эпизодов",
+                hint="отдачу эпизода обнуляйте в начале каждого эпизода и копите сумму наград (без дисконта).",
+                mistakes=key.later.returns_mistakes(env.episodes, gamma))
+    audit_exploration(name, key.exploration_steps(name, env.episodes, 48, 4, alpha, gamma, eps), eps)
 
 
 @graded("{name}: episode_returns — сумма наград каждого эпизода (без дисконта и при γ < 1); форма Q — [48, 4]",

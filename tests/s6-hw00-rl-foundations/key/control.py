@@ -32,14 +32,17 @@ def _episodes(episodes):
 
 
 def replay(episodes, n_states, n_actions, alpha, gamma, rule, bootstrap_terminal=False, skip_terminal=False,
-           truncated_terminal=False):
+           truncated_terminal=False, before_step=None):
     """Q after applying `rule` to the recorded transitions in order: 'max' — Q-learning, 'next' — SARSA,
     'other' — SARSA whose target takes the other of two actions than the one taken next (a fresh draw of a'),
     'table_max' — the max over the whole table instead of over s'. skip_terminal: no update on `terminated`;
-    truncated_terminal: no bootstrap after `truncated` either."""
+    truncated_terminal: no bootstrap after `truncated` either. before_step(Q, i, step): called before each step's
+    update with the Q the replay holds then (the i-th step of its episode)."""
     Q = np.zeros((n_states, n_actions))
     for episode in _episodes(episodes):
         for i, (s, a, r, s_next, terminated, truncated) in enumerate(episode):
+            if before_step is not None:
+                before_step(Q, i, episode[i])
             if terminated and skip_terminal:
                 continue
             if (terminated and not bootstrap_terminal) or (truncated and truncated_terminal):
@@ -80,6 +83,47 @@ def replay_mistakes(name, episodes, n_states, n_actions, alpha, gamma, truncatio
         out[TRUNCATED_AS_TERMINAL] = replay(episodes, n_states, n_actions, alpha, gamma, rule,
                                             truncated_terminal=True)
     return {k: v for k, v in out.items() if not np.allclose(v, right, atol=1e-9, rtol=0)}
+
+
+NEAR_TIE = 1e-9  # Q values closer than this (relative) but not equal: another correct order of floating-point
+                 # operations may rank them the other way, so the greedy actions there are not known
+
+
+def exploration_steps(name, episodes, n_states, n_actions, alpha, gamma, epsilon):
+    """The choices of a recorded run of `name` as the audit of its exploration sees them, over the steps whose greedy
+    actions the replay knows: {"actions" [n] (the action taken), "probs" [n, A] (its ε-greedy P(·)), "best" [n, A]
+    (the mask of the greedy actions)}.
+
+    The action of an episode's first step was chosen with the Q after every earlier update; the action of step i ≥ 1
+    was chosen in s_i either after the update of step i − 1 (q_learning; SARSA as in its docstring chooses a' first)
+    or before it: a step where the two orders give other greedy actions (s_i = s_{i−1}, the update changed the
+    ranking) is left out, and so is one with a near tie (NEAR_TIE). Which steps are left out depends only on the
+    history before the choice, so what remains is still a sequence of ε-greedy draws."""
+    steps, previous = [], {}
+
+    def greedy(row):
+        top = row.max()
+        best = row == top
+        near = row >= top - NEAR_TIE * (1.0 + abs(top))
+        return best if np.array_equal(best, near) else None
+
+    def before_step(Q, i, step):
+        s, a = step[0], step[1]
+        best = greedy(Q[s])
+        if i > 0 and previous["s"] == s:  # the update of step i − 1 touched this row: the other order's Q
+            other = Q[s].copy()
+            other[previous["a"]] = previous["value"]
+            other_best = greedy(other)
+            if best is None or other_best is None or not np.array_equal(best, other_best):
+                best = None
+        if best is not None:
+            steps.append((a, epsilon_greedy_probs(np.where(best, 1.0, 0.0), epsilon), best))
+        previous.update(s=s, a=a, value=float(Q[s, a]))
+
+    replay(episodes, n_states, n_actions, alpha, gamma, RULES[name], before_step=before_step)
+    return {"actions": np.array([a for a, _, _ in steps], dtype=int),
+            "probs": np.array([p for _, p, _ in steps]).reshape(-1, n_actions),
+            "best": np.array([b for _, _, b in steps], dtype=bool).reshape(-1, n_actions)}
 
 
 def episode_sums(episodes):
