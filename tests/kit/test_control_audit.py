@@ -32,4 +32,4 @@ def test_the_cliff_audit_rejects(mutant, tmp_path):
         audit = audits[f"test_cliff_audit[{name}-0]"]
         assert audit["status"] == "failed" and audit["extra_data"]["kind"] == "check", audit
         if mutant == "reset_only":  # its empty journal recomputes to Q = 0: the bookkeeping rejects it
-            assert "эпизодов без единого шага: 40" in audit["output"], audit["output"]
+            assert "эпизодов без единого шага: " in audit["output"], audit["output"]

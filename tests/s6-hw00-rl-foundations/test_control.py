@@ -534,13 +534,15 @@ def test_replay_random_mdp(control, envs, name, seed):
 # learner's answers. The recomputation of Q by the key's rule is the oracle; the bookkeeping (n episodes, each
 # ending exactly on terminated or truncated: without it a run that only resets would recompute to Q = 0) and the
 # test of the exploration are conditions of the same check. ε = 0.4 (not the default 0.1, and not 0.5, where ε and
-# 1 − ε swapped look alike). Q-learning's episodes are cut at 80 steps (truncated: the bootstrap stays); SARSA's are
-# not, since at a cut its target's a' is a draw the journal never sees (about 5 000–8 500 steps in 40 episodes).
-# Measured on the reference (seeds 0–4, in one process): the two statistics stay within 0.35 of their limits; the
-# catalogue's wrong exploration crosses them (|S|/limit: random only among the non-greedy 1.5 and 2.5, ε and 1 − ε
-# swapped 2.6 and 3.6, ε not passed on 3.0 and 3.4, ties to the first action 1.4 and 1.3).
+# 1 − ε swapped look alike). Q-learning plays 40 episodes cut at 80 steps (truncated: the bootstrap stays; about
+# 2 500 steps); SARSA's are not cut, since at a cut its target's a' is a draw the journal never sees: 20 episodes,
+# about 2 700–3 900 steps. Measured on the reference (seeds 0–4, in one process): both statistics stay within 0.25
+# of their limits (|S|/limit); the catalogue's wrong exploration crosses them (Q-learning and SARSA: random only
+# among the non-greedy 1.5 and 1.6, ε and 1 − ε swapped 2.6 and 2.4, ε not passed on 3.0 and 2.8, ties to the first
+# action 1.4 and 1.3).
 
-AUDIT = {"n_episodes": 40, "max_steps": 80, "alpha": 0.5, "gamma": 0.9, "epsilon": 0.4}
+AUDIT = {"alpha": 0.5, "gamma": 0.9, "epsilon": 0.4}
+AUDIT_RUNS = {"q_learning": (40, 80), "sarsa": (20, None)}  # (episodes, their step limit)
 AUDIT_DELTA = 1e-6  # the chance that a correct learner fails the exploration test (both statistics, both sides)
 GRID = 1.25  # the variance grid of the bound below: v = 1.25^j, j = 0 … 199
 
@@ -580,7 +582,7 @@ def audit_exploration(name, steps, epsilon):
                    got=f"{got}", hint=hint)
 
 
-@graded("Аудит запуска {name} на обрыве (40 эпизодов, ε = 0.4): эпизоды кончаются на terminated или "
+@graded("Аудит запуска {name} на обрыве (ε = 0.4): эпизоды кончаются на terminated или "
         "truncated, Q — повтор записанных переходов по правилу, отдачи — суммы наград, действия ε-жадные (seed {seed})",
         subject="{name}", oracle=True)
 @grade_only
@@ -588,8 +590,7 @@ def audit_exploration(name, steps, epsilon):
 def test_cliff_audit(control, envs, name, seed):
     """Выполняется только в оценке преподавателя, на скрытых seed: ответ повторяет переходы, которые сделал сам
     агент, и проверяет каждый его выбор действия."""
-    n, alpha, gamma, eps = AUDIT["n_episodes"], AUDIT["alpha"], AUDIT["gamma"], AUDIT["epsilon"]
-    limit = AUDIT["max_steps"] if name == "q_learning" else None
+    (n, limit), alpha, gamma, eps = AUDIT_RUNS[name], AUDIT["alpha"], AUDIT["gamma"], AUDIT["epsilon"]
     env = Recorder(envs.CliffWalking(max_episode_steps=limit))
     Q, returns = _run(control, name, env, n, alpha=alpha, gamma=gamma, epsilon=eps, seed=seed)
     _episodes_end_right(name, env.episodes, n)
@@ -688,25 +689,28 @@ def test_deterministic(control, envs, name):
                hint=ONE_RNG)
 
 
-# ---- the cliff: the textbook picture, over several seeds ------------------------------------
+# ---- the cliff: the textbook picture, over a few seeds ----------------------------------------
 # A correct solution may draw its random numbers in another order than the reference, so each run is a random
-# draw: every rule below is about several seeds, with a margin that a correct solution misses with probability
-# below one in a million. Measured by benchmarks/cliff_margins.py on 10 000 runs of each algorithm (an independent
-# implementation) at 300 episodes: the greedy path of Q-learning was the 13-step edge path in every run (fewer
-# than 4 of 5: < 1e-6 even at the 95% upper bound 3e-4 of one run's failure); SARSA's greedy path had more than 4
-# cells at the edge in 21 runs (9 in another set of 10 000; more than 3 of 10: < 1e-7) and reached the goal in
-# 82% (none of 10: < 1e-7); the trimmed mean returns below never crossed their thresholds in 8 million resampled
-# draws (their 1e-6 quantiles: SARSA −35.7, Q-learning −41.3). Every typical mistake of the catalogue fails at
-# least one check of the part (tests/kit/mutants/.../control).
+# draw: every rule below is about a few seeds, with a margin that a correct solution misses with probability about
+# one in a million or less. Whether the updates and the exploration are right is the audit's to judge (above, in the
+# grade); these checks keep only the picture. Measured by benchmarks/cliff_margins.py --runs 3000 --episodes 200
+# (an independent implementation, 3 000 runs of each algorithm of 200 episodes): the greedy path of Q-learning was the
+# 13-step edge path in every run (none of 3: < 1e-9 at the 95% upper bound 1.0e-3 of one run's failure); SARSA's
+# greedy path had more than 4 cells at the edge in 6 runs (more than 2 of 4: < 2.5e-7 at the upper bound 3.9e-3);
+# SARSA's greedy path loops before the goal in 21% of runs, so reaching the goal is not asked of it (its online
+# returns, below, end at the goal). The trimmed means below, in 4 million resampled sets of seeds: SARSA's 1e-6
+# quantile −48.8 (threshold −51), Q-learning's 1 − 1e-6 quantile −36.3 (threshold −35), and SARSA below Q-learning
+# in 4 sets of 4 million (about 1e-6). Every typical mistake of the catalogue fails at least one check of the part
+# (tests/kit/mutants/.../control).
 
-N_EPISODES = 300
-FROM_EPISODE = 51  # the online returns are averaged over episodes 51–300, after the first wandering
-Q_SEEDS, SARSA_SEEDS = range(5), range(10)
+N_EPISODES = 200
+FROM_EPISODE = 51  # the online returns are averaged over episodes 51–200, after the first wandering
+Q_SEEDS, SARSA_SEEDS = range(3), range(4)
 
 
 @pytest.fixture(scope="module")
 def cliff_run(control, envs):
-    """cliff_run(name, seed) -> (Q, episode_returns) of a 300-episode run, each run computed once per module."""
+    """cliff_run(name, seed) -> (Q, episode_returns) of a 200-episode run, each run computed once per module."""
     runs = {}
 
     def get(name, seed):
@@ -754,8 +758,8 @@ def drawing(states):
     return "\n".join("    " + " ".join(row) for row in grid)
 
 
-@graded("Обрыв, Q-learning (ε = 0.1, α = 0.5, γ = 1, 300 эпизодов): жадный путь — 13 шагов вдоль края, "
-        "отдача −13 (хотя бы 4 seed из 5)", subject="q_learning")
+@graded("Обрыв, Q-learning (ε = 0.1, α = 0.5, γ = 1, 200 эпизодов): жадный путь — 13 шагов вдоль края, "
+        "отдача −13 (хотя бы у одного seed из 3)", subject="q_learning")
 def test_cliff_q_learning_path(control, cliff_run, envs):
     probes = {"q_learning": probe_answers("q_learning")}
     good, report, shown = 0, [], ""
@@ -769,41 +773,37 @@ def test_cliff_q_learning_path(control, cliff_run, envs):
                       f"{'дошёл' if reached else 'не дошёл'} до цели")
         if not ok and not shown:
             shown = f"\nжадный путь для seed {seed}:\n" + drawing(states)
-    ok = good >= 4
-    check_that(ok, what=f"жадные пути Q-learning после {N_EPISODES} эпизодов, seed 0–4",
-               expected="хотя бы у 4 из 5 — 13 шагов вдоль края обрыва, отдача −13",
-               got=f"{good} из 5\n" + "\n".join(report) + shown,
+    ok = good >= 1
+    check_that(ok, what=f"жадные пути Q-learning после {N_EPISODES} эпизодов, seed 0–2",
+               expected="хотя бы у одного из 3 — 13 шагов вдоль края обрыва, отдача −13",
+               got=f"{good} из 3\n" + "\n".join(report) + shown,
                hint=(None if ok else exact_checks_fail(control, "q_learning", probes["q_learning"])) or
                "Q-learning учит жадную политику: цель r + γ·max_b Q(s', b). Если путь обходит край "
                "сверху, проверьте, что в цели стоит max, а не Q(s', a') следующего действия.")
 
 
-@graded("Обрыв, SARSA: жадный путь держится в стороне от края (10 seed: хотя бы у 7 — не больше 4 клеток у края; "
-        "хотя бы один путь до цели)", subject="sarsa")
+@graded("Обрыв, SARSA: жадный путь держится в стороне от края (4 seed: хотя бы у 2 — не больше 4 клеток у края)",
+        subject="sarsa")
 def test_cliff_sarsa_path(control, cliff_run, envs):
     probes = {"sarsa": probe_answers("sarsa")}
-    off_edge, reached_goal, report, shown = 0, 0, [], ""
+    off_edge, report, shown = 0, [], ""
     for seed in SARSA_SEEDS:
         Q, _ = cliff_run("sarsa", seed)
+        check_that(np.shape(Q) == (48, 4), what="форма Q", expected="(48, 4)", got=str(np.shape(Q)))
         states, total, reached = greedy_path(envs, Q)
         at_edge = sum(s in EDGE for s in states)
         off_edge += at_edge <= 4
-        reached_goal += reached
         report.append(f"seed {seed}: {len(states) - 1} шагов, отдача {total:g}, у края {at_edge}, "
                       f"{'до цели' if reached else 'зациклился'}")
         if at_edge > 4 and not shown:
             shown = f"\nжадный путь для seed {seed}:\n" + drawing(states)
-    ok = off_edge >= 7
-    check_that(ok, what=f"жадные пути SARSA после {N_EPISODES} эпизодов, seed 0–9",
-               expected="хотя бы у 7 из 10 — не больше 4 клеток над обрывом (строка 2, столбцы 1–10)",
-               got=f"{off_edge} из 10\n" + "\n".join(report) + shown,
+    ok = off_edge >= 2
+    check_that(ok, what=f"жадные пути SARSA после {N_EPISODES} эпизодов, seed 0–3",
+               expected="хотя бы у 2 из 4 — не больше 4 клеток над обрывом (строка 2, столбцы 1–10)",
+               got=f"{off_edge} из 4\n" + "\n".join(report) + shown,
                hint=(None if ok else exact_checks_fail(control, "sarsa", probes["sarsa"])) or
                "SARSA учит ценность ε-жадной политики: у края она иногда падает, поэтому путь уходит вверх. "
                "Если путь идёт вдоль края, цель, вероятно, строится по max (как в Q-learning), а не по Q(s', a').")
-    check_that(reached_goal >= 1, what="жадные пути SARSA для seed 0–9 доходят до цели",
-               expected="хотя бы один из 10", got="ни один\n" + "\n".join(report),
-               hint=exact_checks_fail(control, "sarsa", probes["sarsa"]) or
-               "жадный путь вдали от края может зациклиться там, где Q выучена плохо, но не во всех запусках.")
 
 
 def trimmed_mean(values, drop_lowest=0, drop_highest=0) -> float:
@@ -815,8 +815,8 @@ def trimmed_mean(values, drop_lowest=0, drop_highest=0) -> float:
         subject=("sarsa", "q_learning"))
 def test_cliff_online_returns(control, cliff_run, envs):
     probes = {name: probe_answers(name) for name in ("q_learning", "sarsa")}
-    # SARSA over seeds 0–9, Q-learning over 0–4 (already run for the path checks); each side without the seeds that
-    # lean most towards its threshold (a correct SARSA run sometimes wanders long: the per-seed mean has a long tail)
+    # SARSA over seeds 0–3, Q-learning over 0–2 (already run for the path checks); each side without the seed that
+    # leans most towards its threshold (a correct SARSA run sometimes wanders long: the per-seed mean has a long tail)
     per_seed = {}
     for name, seeds in (("q_learning", Q_SEEDS), ("sarsa", SARSA_SEEDS)):
         per_seed[name] = []
@@ -825,26 +825,26 @@ def test_cliff_online_returns(control, cliff_run, envs):
             check_that(np.shape(returns) == (N_EPISODES,), what=f"{name}: форма episode_returns",
                        expected=f"({N_EPISODES},)", got=str(np.shape(returns)))
             per_seed[name].append(returns[FROM_EPISODE - 1:].mean())
-    sarsa = trimmed_mean(per_seed["sarsa"], drop_lowest=2)
+    sarsa = trimmed_mean(per_seed["sarsa"], drop_lowest=1)
     q_learning = trimmed_mean(per_seed["q_learning"], drop_highest=1)
     got = (f"SARSA {sarsa:.1f}, Q-learning {q_learning:.1f}\n"
            + "\n".join(f"{NAMES[name]}, по seed: " + ", ".join(f"{m:.1f}" for m in means)
                        for name, means in per_seed.items()))
-    what = (f"средняя отдача за эпизоды {FROM_EPISODE}–{N_EPISODES}, среднее по seed: SARSA 0–9 без двух худших, "
-            "Q-learning 0–4 без лучшего (ε = 0.1, α = 0.5, γ = 1)")
-    ok = sarsa > -38
+    what = (f"средняя отдача за эпизоды {FROM_EPISODE}–{N_EPISODES}, среднее по seed: SARSA 0–3 без худшего, "
+            "Q-learning 0–2 без лучшего (ε = 0.1, α = 0.5, γ = 1)")
+    ok = sarsa > -51
     with about("sarsa"):
-        check_that(ok, what=what, expected="SARSA выше −38", got=got,
+        check_that(ok, what=what, expected="SARSA выше −51", got=got,
                    hint=(None if ok else exact_checks_fail(control, "sarsa", probes["sarsa"])) or
                    "SARSA обходит край и почти не падает. Проверьте цель r + γ·Q(s', a') и что действует "
                    "ε-жадная политика с переданным ε.")
-    ok = q_learning < -40
+    ok = q_learning < -35
     with about("q_learning"):
-        check_that(ok, what=what, expected="Q-learning ниже −40", got=got,
+        check_that(ok, what=what, expected="Q-learning ниже −35", got=got,
                    hint=(None if ok else exact_checks_fail(control, "q_learning", probes["q_learning"])) or
                    "Q-learning ходит вдоль края и при ε = 0.1 то и дело падает в обрыв (−100). "
                    "Если отдача выше, проверьте, что действия выбираются ε-жадно с переданным ε.")
-    ok = sarsa - q_learning >= 10
-    check_that(ok, what=what, expected="SARSA лучше хотя бы на 10", got=got,
+    ok = sarsa > q_learning
+    check_that(ok, what=what, expected="SARSA выше Q-learning", got=got,
                hint=None if ok else (exact_checks_fail(control, "sarsa", probes["sarsa"])
                                      or exact_checks_fail(control, "q_learning", probes["q_learning"])))
