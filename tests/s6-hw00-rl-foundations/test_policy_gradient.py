@@ -440,30 +440,40 @@ def bandit_exact_fails(pg, blocks, exact):
     return None
 
 
-@graded("Baseline снижает дисперсию градиента в начале обучения на порядок (8 seed с {seed}, в среднем ≥ 10 раз)",
+# Two statistics of the protocol's runs (the bandit draws from its own generator: nothing to journal; the table and
+# the oracle on other seeds, steps and lr are the exact checks). Measured on 1 500 seeds of the reference (100 000 …
+# 101 499; any correct solution follows the same protocol): the ratio of the mean variances over 4 seeds, in 4 million
+# resampled sets of seeds, has its 1e-6 quantile at 9.1 and its minimum at 8.6 (threshold 8; over 8 seeds it was
+# 11.0 against 10); π(arm 2) after 2 000 steps with the baseline was at least 0.837 on every seed (threshold 0.7; 3
+# seeds fail with probability at most 3 × 2.0e-3, the 95% upper bound of 0 failures in 1 500, and in fact far less:
+# the lowest of 1 500 is 0.14 above the threshold).
+VARIANCE_SEEDS, ARM_SEEDS = 4, 3
+
+
+@graded("Baseline снижает дисперсию градиента в начале обучения на порядок (4 seed с {seed}, в среднем ≥ 8 раз)",
         subject="reinforce_bandit")
 @inputs("seed", [10], behaviour=True)
 def test_bandit_variance_reduction(policy_gradient, seed):
     blocks, exact = block_answers(), exact_answers()
     without, with_b = [], []
-    for s in range(seed, seed + 8):
+    for s in range(seed, seed + VARIANCE_SEEDS):
         without.append(float(policy_gradient.reinforce_bandit(False, s, steps=200)[1]))
         with_b.append(float(policy_gradient.reinforce_bandit(True, s, steps=200)[1]))
     ratio = np.mean(without) / np.mean(with_b)
-    check_that(ratio >= 10, what=f"средняя дисперсия без baseline / с baseline, seed {seed}–{seed + 7}, первые 200 "
-                                 "шагов",
-               expected="не меньше 10 (в обзоре — примерно 15)",
+    last = seed + VARIANCE_SEEDS - 1
+    check_that(ratio >= 8, what=f"средняя дисперсия без baseline / с baseline, seed {seed}–{last}, первые 200 шагов",
+               expected="не меньше 8 (в обзоре — примерно 15)",
                got=f"{ratio:.1f} (без baseline {np.mean(without):.1f}, с baseline {np.mean(with_b):.1f})",
-               hint=(None if ratio >= 10 else bandit_exact_fails(policy_gradient, blocks, exact)) or
+               hint=(None if ratio >= 8 else bandit_exact_fails(policy_gradient, blocks, exact)) or
                "вес с baseline — r − b, где b — бегущее среднее награды (b ← b + 0.05·(r − b)), вычитается.")
 
 
-@graded("С baseline REINFORCE находит лучший рычаг: π(рычаг 2) > 0.7 на каждом из 8 seed с {seed}",
+@graded("С baseline REINFORCE находит лучший рычаг: π(рычаг 2) > 0.7 на каждом из 3 seed с {seed}",
         subject="reinforce_bandit")
 @inputs("seed", [10], behaviour=True)
 def test_bandit_baseline_finds_best_arm(policy_gradient, seed):
     blocks, exact = block_answers(), exact_answers()
-    for s in range(seed, seed + 8):
+    for s in range(seed, seed + ARM_SEEDS):
         pi, _ = check_pair(policy_gradient.reinforce_bandit(True, s), "reinforce_bandit", names=("pi", "grad_var"))
         pi = as_array(pi, "pi")
         check_that(pi[1] > 0.7, what=f"π после 2000 шагов с baseline, seed = {s}",
