@@ -95,10 +95,11 @@ def exploration_steps(name, episodes, n_states, n_actions, alpha, gamma, epsilon
     (the mask of the greedy actions)}.
 
     The action of an episode's first step was chosen with the Q after every earlier update; the action of step i ≥ 1
-    was chosen in s_i either after the update of step i − 1 (q_learning; SARSA as in its docstring chooses a' first)
-    or before it: a step where the two orders give other greedy actions (s_i = s_{i−1}, the update changed the
-    ranking) is left out, and so is one with a near tie (NEAR_TIE). Which steps are left out depends only on the
-    history before the choice, so what remains is still a sequence of ε-greedy draws."""
+    was chosen in s_i before the update of step i − 1 (SARSA: that update's target needs it; a Q-learning that draws
+    its next action first) or after it (Q-learning as in its docstring): a step where the two orders give other
+    greedy actions (s_i = s_{i−1} and the update changed the ranking) is left out, and so is one with a near tie
+    (NEAR_TIE). Which steps are left out depends only on the history before the choice, so what remains is still a
+    sequence of ε-greedy draws."""
     steps, previous = [], {}
 
     def greedy(row):
