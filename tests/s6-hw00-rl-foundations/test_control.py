@@ -560,7 +560,7 @@ def freedman_limit(variance, n_tests=4, delta=AUDIT_DELTA, levels=200):
 
 
 def audit_exploration(name, steps, epsilon):
-    """The learner's actions against the ε-greedy policy of the replayed Q (steps: key.exploration_steps): how often
+    """The learner's actions against the ε-greedy policy of the replayed Q (steps: key.audit_run's choices): how often
     it left the greedy actions (P = ε·(A − k)/A at a step with k greedy ones), and at a tie how often it took the
     first of them (P = (1 − ε)/k + ε/A), each two-sided within freedman_limit."""
     actions, probs, best = steps["actions"], steps["probs"], steps["best"]
@@ -594,17 +594,21 @@ def test_cliff_audit(control, envs, name, seed):
     env = Recorder(envs.CliffWalking(max_episode_steps=limit))
     Q, returns = _run(control, name, env, n, alpha=alpha, gamma=gamma, epsilon=eps, seed=seed)
     _episodes_end_right(name, env.episodes, n)
-    check_close(Q, key.replay_answer(name, env.episodes, 48, 4, alpha, gamma),
+    # the journal as one table (a key call's inputs are fingerprinted: an array by a few sums, a list item by item)
+    table = np.array([t for ep in env.episodes for t in ep], dtype=float).reshape(-1, 6)
+    audit = key.audit_run(name, table, [len(ep) for ep in env.episodes], 48, 4, alpha, gamma, eps)
+    check_close(Q, audit["Q"],
                 what=f"{NAMES[name]}: Q после {n} эпизодов на обрыве (α = {alpha}, γ = {gamma}, ε = {eps}"
                      + (f", лимит {limit} шагов)" if limit else ")"),
                 hint="после каждого шага: Q(s, a) += α·(цель − Q(s, a)); цель = r при terminated, иначе "
                      + ("r + γ·max_b Q(s', b) (и при truncated тоже: оборванный эпизод бутстрапит)."
                         if name == "q_learning" else "r + γ·Q(s', a'), a' — действие, которое агент сделает в s'."),
-                mistakes=key.later.replay_mistakes(name, env.episodes, 48, 4, alpha, gamma, truncation=bool(limit)))
-    check_close(returns, key.episode_sums(env.episodes), what=f"{name}: episode_returns на обрыве, {n} эпизодов",
+                mistakes=None if matches(Q, audit["Q"]) else
+                key.replay_mistakes(name, env.episodes, 48, 4, alpha, gamma, truncation=bool(limit)))
+    check_close(returns, audit["returns"], what=f"{name}: episode_returns на обрыве, {n} эпизодов",
                 hint="отдачу эпизода обнуляйте в начале каждого эпизода и копите сумму наград (без дисконта).",
-                mistakes=key.later.returns_mistakes(env.episodes, gamma))
-    audit_exploration(name, key.exploration_steps(name, env.episodes, 48, 4, alpha, gamma, eps), eps)
+                mistakes=None if matches(returns, audit["returns"]) else key.returns_mistakes(env.episodes, gamma))
+    audit_exploration(name, audit, eps)
 
 
 @graded("{name}: episode_returns — сумма наград каждого эпизода (без дисконта и при γ < 1); форма Q — [48, 4]",

@@ -127,6 +127,22 @@ def exploration_steps(name, episodes, n_states, n_actions, alpha, gamma, epsilon
             "best": np.array([b for _, _, b in steps], dtype=bool).reshape(-1, n_actions)}
 
 
+def from_table(transitions, lengths):
+    """Episodes from a table of their transitions [n, 6] (s, a, r, s', terminated, truncated; episode after episode)
+    and the episodes' lengths [E]: the compact form a check hands a long journal over in."""
+    rows = np.asarray(transitions, dtype=float).reshape(-1, 6).tolist()
+    ends = np.cumsum(np.asarray(lengths, dtype=int)).tolist()
+    return [rows[start:end] for start, end in zip([0, *ends[:-1]], ends)]
+
+
+def audit_run(name, transitions, lengths, n_states, n_actions, alpha, gamma, epsilon):
+    """The key's side of the audit of one recorded run of `name` (transitions, lengths: see from_table): {"Q": Q by
+    the rule, "returns": the episodes' sums of rewards, and the choices of exploration_steps}."""
+    episodes = from_table(transitions, lengths)
+    return {"Q": replay_answer(name, episodes, n_states, n_actions, alpha, gamma), "returns": episode_sums(episodes),
+            **exploration_steps(name, episodes, n_states, n_actions, alpha, gamma, epsilon)}
+
+
 def episode_sums(episodes):
     """episode_returns of the recorded episodes: the plain sum of each episode's rewards."""
     return np.array([sum(float(t[2]) for t in ep) for ep in episodes])
