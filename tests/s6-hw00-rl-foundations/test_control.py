@@ -700,16 +700,17 @@ def test_deterministic(control, envs, name):
 # grade); these checks keep only the picture. Measured by benchmarks/cliff_margins.py --runs 3000 --episodes 200
 # (an independent implementation, 3 000 runs of each algorithm of 200 episodes): the greedy path of Q-learning was the
 # 13-step edge path in every run (none of 3: < 1e-9 at the 95% upper bound 1.0e-3 of one run's failure); SARSA's
-# greedy path had more than 4 cells at the edge in 6 runs (more than 2 of 4: < 2.5e-7 at the upper bound 3.9e-3);
+# greedy path had more than 4 cells at the edge in 6 runs (3 or more of 5: < 6.1e-7 at the upper bound 3.9e-3);
 # SARSA's greedy path loops before the goal in 21% of runs, so reaching the goal is not asked of it (its online
 # returns, below, end at the goal). The trimmed means below, in 4 million resampled sets of seeds: SARSA's 1e-6
-# quantile −48.8 (threshold −51), Q-learning's 1 − 1e-6 quantile −36.3 (threshold −35), and SARSA below Q-learning
-# in 4 sets of 4 million (about 1e-6). Every typical mistake of the catalogue fails at least one check of the part
-# (tests/kit/mutants/.../control).
+# quantile −43.4 (threshold −46, never crossed), Q-learning's 1 − 1e-6 quantile −36.6 (threshold −35, never
+# crossed), SARSA minus Q-learning's 1e-6 quantile +4.3 (SARSA above Q-learning in every set; with 4 SARSA seeds
+# without the lowest it was not in 16 of them). Every typical mistake of the catalogue fails at least one check of
+# the part (tests/kit/mutants/.../control).
 
 N_EPISODES = 200
 FROM_EPISODE = 51  # the online returns are averaged over episodes 51–200, after the first wandering
-Q_SEEDS, SARSA_SEEDS = range(3), range(4)
+Q_SEEDS, SARSA_SEEDS = range(3), range(5)
 
 
 @pytest.fixture(scope="module")
@@ -786,7 +787,7 @@ def test_cliff_q_learning_path(control, cliff_run, envs):
                "сверху, проверьте, что в цели стоит max, а не Q(s', a') следующего действия.")
 
 
-@graded("Обрыв, SARSA: жадный путь держится в стороне от края (4 seed: хотя бы у 2 — не больше 4 клеток у края)",
+@graded("Обрыв, SARSA: жадный путь держится в стороне от края (5 seed: хотя бы у 3 — не больше 4 клеток у края)",
         subject="sarsa")
 def test_cliff_sarsa_path(control, cliff_run, envs):
     probes = {"sarsa": probe_answers("sarsa")}
@@ -801,10 +802,10 @@ def test_cliff_sarsa_path(control, cliff_run, envs):
                       f"{'до цели' if reached else 'зациклился'}")
         if at_edge > 4 and not shown:
             shown = f"\nжадный путь для seed {seed}:\n" + drawing(states)
-    ok = off_edge >= 2
-    check_that(ok, what=f"жадные пути SARSA после {N_EPISODES} эпизодов, seed 0–3",
-               expected="хотя бы у 2 из 4 — не больше 4 клеток над обрывом (строка 2, столбцы 1–10)",
-               got=f"{off_edge} из 4\n" + "\n".join(report) + shown,
+    ok = off_edge >= 3
+    check_that(ok, what=f"жадные пути SARSA после {N_EPISODES} эпизодов, seed 0–4",
+               expected="хотя бы у 3 из 5 — не больше 4 клеток над обрывом (строка 2, столбцы 1–10)",
+               got=f"{off_edge} из 5\n" + "\n".join(report) + shown,
                hint=(None if ok else exact_checks_fail(control, "sarsa", probes["sarsa"])) or
                "SARSA учит ценность ε-жадной политики: у края она иногда падает, поэтому путь уходит вверх. "
                "Если путь идёт вдоль края, цель, вероятно, строится по max (как в Q-learning), а не по Q(s', a').")
@@ -819,8 +820,8 @@ def trimmed_mean(values, drop_lowest=0, drop_highest=0) -> float:
         subject=("sarsa", "q_learning"))
 def test_cliff_online_returns(control, cliff_run, envs):
     probes = {name: probe_answers(name) for name in ("q_learning", "sarsa")}
-    # SARSA over seeds 0–3, Q-learning over 0–2 (already run for the path checks); each side without the seed that
-    # leans most towards its threshold (a correct SARSA run sometimes wanders long: the per-seed mean has a long tail)
+    # SARSA over seeds 0–4, Q-learning over 0–2 (already run for the path checks); each side without the seeds that
+    # lean most towards its threshold (a correct SARSA run sometimes wanders long: the per-seed mean has a long tail)
     per_seed = {}
     for name, seeds in (("q_learning", Q_SEEDS), ("sarsa", SARSA_SEEDS)):
         per_seed[name] = []
@@ -829,16 +830,16 @@ def test_cliff_online_returns(control, cliff_run, envs):
             check_that(np.shape(returns) == (N_EPISODES,), what=f"{name}: форма episode_returns",
                        expected=f"({N_EPISODES},)", got=str(np.shape(returns)))
             per_seed[name].append(returns[FROM_EPISODE - 1:].mean())
-    sarsa = trimmed_mean(per_seed["sarsa"], drop_lowest=1)
+    sarsa = trimmed_mean(per_seed["sarsa"], drop_lowest=2)
     q_learning = trimmed_mean(per_seed["q_learning"], drop_highest=1)
     got = (f"SARSA {sarsa:.1f}, Q-learning {q_learning:.1f}\n"
            + "\n".join(f"{NAMES[name]}, по seed: " + ", ".join(f"{m:.1f}" for m in means)
                        for name, means in per_seed.items()))
-    what = (f"средняя отдача за эпизоды {FROM_EPISODE}–{N_EPISODES}, среднее по seed: SARSA 0–3 без худшего, "
+    what = (f"средняя отдача за эпизоды {FROM_EPISODE}–{N_EPISODES}, среднее по seed: SARSA 0–4 без двух худших, "
             "Q-learning 0–2 без лучшего (ε = 0.1, α = 0.5, γ = 1)")
-    ok = sarsa > -51
+    ok = sarsa > -46
     with about("sarsa"):
-        check_that(ok, what=what, expected="SARSA выше −51", got=got,
+        check_that(ok, what=what, expected="SARSA выше −46", got=got,
                    hint=(None if ok else exact_checks_fail(control, "sarsa", probes["sarsa"])) or
                    "SARSA обходит край и почти не падает. Проверьте цель r + γ·Q(s', a') и что действует "
                    "ε-жадная политика с переданным ε.")
