@@ -15,7 +15,7 @@ lesson; its own random streams), and prints, for the rules of tests/<hw>/test_co
   seeds resampled from the runs, how many crossed a threshold, and the 1e-6 quantiles.
 
 10 000 runs of 300 episodes of each take about 10 minutes on one core; the checks' 200 episodes, 3 000 runs:
-about 95 CPU-s.
+about 150 s on one core.
 """
 from __future__ import annotations
 
