@@ -125,6 +125,9 @@ HIDDEN_NONE_ALONE = ("Проверка засчитывается, только 
 HIDDEN_PIECES = ("Проверка повторяет ваши же функции ({pieces}) и засчитывается, только когда каждая из них сама "
                  "проходит проверку с ответом эталона на скрытых входах; не проходят: {missing}. Исправьте сначала "
                  "их — тогда засчитается и эта проверка.")
+HIDDEN_NOT_RUN = ("Проверка засчитывается, только когда {subject} проходит проверку с ответом эталона на скрытых "
+                  "входах, а до них дело не дошло: функция превысила лимит времени на другой проверке, и больше её "
+                  "не вызывали. Исправьте проверку, где время вышло, — тогда выполнятся и скрытые.")
 SHOW_HIDDEN = "Скрытые входы и ответ показывает преподавателю флаг --show-hidden."
 
 
@@ -165,14 +168,27 @@ def gated(checks: list[CheckResult], show_hidden: bool = False, partial: bool = 
     def closed(gates: list[str]) -> list[str]:
         return [g for g in gates if g not in opened and (g in judged or not partial)]
 
+    def never_ran(gates: list[str]) -> bool:
+        """Each of these gates' oracle checks on hidden inputs was not run (its function had hung before) or ran
+        out of time: a closed gate that says nothing of the answers."""
+        ran = [c for c in hidden if c.oracle and set(c.gates) & set(gates)]
+        return bool(ran) and all(c.kind in ("hung", "timeout") for c in ran)
+
     for c in checks:
         if c.twin or not c.passed:
             continue
         failed = [t for t in twins.get(c.name, []) if not t.passed]
-        if failed:
+        if failed and all(t.kind in ("hung", "timeout") for t in failed):
+            c.subject = failed[0].subject or c.subject  # the function that ran out of time
+            text = HIDDEN_NOT_RUN.format(subject=c.subject)
+        elif failed:
             text = HIDDEN_FAILED.format(what=HIDDEN_TWIN)
         elif closed(c.replays):
             text = HIDDEN_PIECES.format(pieces=", ".join(c.replays), missing=", ".join(closed(c.replays)))
+        elif closed(c.gates) and never_ran(closed(c.gates)):
+            text = HIDDEN_NOT_RUN.format(subject=", ".join(closed(c.gates)))
+            # said about the function that ran out of time, not about another one this check also calls
+            c.subject = next((g for g in closed(c.gates) if g in c.subjects), c.subject)
         elif closed(c.gates):
             gates = ", ".join(closed(c.gates))
             text = (HIDDEN_FAILED.format(what=HIDDEN_NONE.format(subject=gates)) if c.name in twins or not c.hidden

@@ -346,3 +346,35 @@ def test_gradescope_shows_a_failure_on_hidden_inputs_only_after_publishing_and_r
     assert data["extra_data"]["secret"] == "abc123def456" and data["extra_data"]["inputs"] == "hidden"
     row = export.csv_row("alice", [result])
     assert (row["inputs"], row["secret"], row["kit"]) == ("hidden", "abc123def456", "0123456789ab")
+
+
+def test_a_gate_closed_because_its_function_hung_says_so_about_that_function():
+    """policy_evaluation hangs on one public edge input: its hidden checks are not run (the function hung), so its
+    gate stays closed. What each check it carries says is that the hidden checks never ran, about the function that
+    hung (never «подобранный под открытые случаи», a diagnosis of answers the key never saw), and the shared check of
+    another function (solve_bellman's bad input, which calls policy_evaluation too) is told under policy_evaluation."""
+    items = [item("test_chain", "policy_evaluation"), item("test_zero[0]", "policy_evaluation"),
+             {**item("test_bad[0]", "solve_bellman"), "subjects": ["solve_bellman", "policy_evaluation"],
+              "gates": ["solve_bellman", "policy_evaluation"]},
+             {**item("test_bad[hidden-0]", "solve_bellman", twin="0"), "subjects": ["solve_bellman",
+                                                                                    "policy_evaluation"],
+              "gates": ["solve_bellman", "policy_evaluation"]},
+             item("test_solve[0]", "solve_bellman"), item("test_solve[hidden-0]", "solve_bellman", twin="0"),
+             item("test_eval[hidden-0]", "policy_evaluation", twin="0"), item("test_eval[0]", "policy_evaluation")]
+    records = [{"event": "collected", "items": items},
+               *(result(n, "passed") for n in ("test_chain", "test_bad[0]", "test_solve[0]", "test_solve[hidden-0]",
+                                               "test_eval[0]")),
+               {**result("test_zero[0]", "failed", "превышено время (5 с)"), "kind": "timeout"},
+               *({**result(n, "failed", "не выполнялась: функция зависла"), "kind": "hung",
+                  "subject": "policy_evaluation"} for n in ("test_bad[hidden-0]", "test_eval[hidden-0]"))]
+    got = {c.name: c for c in check_results(records)}
+    assert got["test_solve[0]"].passed  # solve_bellman's own gate is open
+    for name in ("test_chain", "test_bad[0]", "test_eval[0]"):
+        c = got[name]
+        assert not c.passed and c.subject == "policy_evaluation", (name, c.subject)
+        assert "policy_evaluation проходит проверку с ответом эталона на скрытых входах, а до них дело не дошло" \
+            in c.message and "подобранный под открытые" not in c.message, (name, c.message)
+    # a hidden twin that failed on its answer is still told as before
+    records[-1] = {**result("test_eval[hidden-0]", "failed", "ожидалось 1"), "kind": "check"}
+    told = {c.name: c for c in check_results(records)}["test_eval[0]"]
+    assert "подобранный под открытые случаи" in told.message, told.message
