@@ -270,7 +270,7 @@ def run(hw: Homework, parts: list[tuple[Part, list[str] | None]], folder: Path, 
         raise
     print(summary(hw, subs, chosen))
     if report is not None:
-        print(class_report(hw, report))
+        print(class_report(hw, report, folder))
     return subs
 
 
@@ -312,15 +312,18 @@ def write_record(hw: Homework, sub: Submission, parts: list[Part], row: dict, sh
     report_class.write_record(records_dir, sub.stem, record)
 
 
-def class_report(hw: Homework, report: Path) -> str:
-    """The class report built from the records alone, as ``python -m grader.report_class report/records OUT``
-    builds it again; the line that says where."""
-    from grader import report_class
+def class_report(hw: Homework, report: Path, folder: Path | None = None) -> str:
+    """The class report built from the records alone, as ``python -m grader.report_class report/records OUT
+    --code FOLDER`` builds it again (the code of ``folder`` compared: grader.similarity); the line that says where."""
+    from grader import report_class, similarity
 
     records, base = report_class.read_source(report / "records")
-    data = report_class.build(records, report, report_class.links_for(records, base, report), homework=hw.name)
+    alike = similarity.for_class(records, hw, folder)
+    data = report_class.build(records, report, report_class.links_for(records, base, report), homework=hw.name,
+                              alike=alike)
+    pairs = len(alike["pairs"]) + alike["more"] if alike["available"] else "не сравнивались: нет copydetect"
     return (f"отчёт о классе: {report / 'index.html'} (названных типичных ошибок: {len(data['mistakes'])}; "
-            f"данные: report.json, mistakes.csv)")
+            f"похожих пар работ: {pairs}; данные: report.json, mistakes.csv)")
 
 
 def graded(sub: Submission) -> bool:

@@ -51,7 +51,7 @@ import zipfile
 from collections import Counter
 from pathlib import Path
 
-from grader import escape, export, lms
+from grader import escape, export, lms, similarity
 from grader.boundary.confine import LIMITS_ONLY
 from grader.export import RESULTS_FORMAT
 from grader.homeworks import UsageError
@@ -188,10 +188,11 @@ def read_source(source: Path) -> tuple[list[dict], Path]:
     if source.is_file() and source.suffix == ".zip":
         tmp = Path(tempfile.mkdtemp(prefix="hwreport-"))
         with zipfile.ZipFile(source) as zf:
-            for info in zf.infolist():  # only results and metadata: the students' code is not needed
+            for info in zf.infolist():  # results, metadata and the code compared (grader.similarity), no more
                 name = info.filename
-                if name.endswith(("results.json", "submission_metadata.yml")) and ".." not in Path(name).parts \
-                        and not name.startswith("/"):
+                code = name.endswith((".py", ".ipynb")) and info.file_size <= similarity.MAX_BYTES
+                if (code or name.endswith(("results.json", "submission_metadata.yml"))) and not info.is_dir() \
+                        and ".." not in Path(name).parts and not name.startswith("/"):
                     zf.extract(info, tmp)
         return read_source(tmp)[0], source.parent
     if not source.is_dir():
@@ -220,6 +221,8 @@ def read_source(source: Path) -> tuple[list[dict], Path]:
             label = names.get(path.name) or escape.name(path.stem if path.is_file() else path.name)
             found.append(record_from_gradescope(data, label, os.path.relpath(results, source)))
             found[-1]["emails"] = emails.get(path.name, [])  # the submitters' e-mails: a roster may name them
+            if path.is_dir():
+                found[-1]["folder"] = str(path)  # the submission's files: its code is compared (grader.similarity)
     if not found:
         raise FileNotFoundError(f"в {source} нет ни записей пакетной проверки (--batch ... --report), ни results.json "
                                 "выгрузки Gradescope (submission_<id>/results.json)")
@@ -319,9 +322,9 @@ def _stats(values: list[float]) -> dict:
 
 
 def build_data(records: list[dict], links: dict[str, str] | None = None, anonymize: bool = False,
-               salt: str = "", homework: str = "") -> dict:
+               salt: str = "", homework: str = "", alike: dict | None = None) -> dict:
     """report.json's content from the submissions' records; ``links``: a record's name -> its feedback file's link
-    from the report (none when anonymized)."""
+    from the report (none when anonymized); ``alike``: the alike pairs of grader.similarity (none: no section)."""
     names = {r["name"]: anonymous(r["name"], salt) if anonymize else r["name"] for r in records}
     links = {} if anonymize else (links or {})
     scrub = _scrubber(records) if anonymize else (lambda text: text)
@@ -412,7 +415,8 @@ def build_data(records: list[dict], links: dict[str, str] | None = None, anonymi
                             "mistakes": sorted({mistake_id[(m["part"], m["function"], scrub(m["text"]))]
                                                 for m in r["mistakes"]}, key=lambda i: int(i[1:])),
                             "failed": [f"{c['part']}::{c['check']}" for c in r["checks"] if not c["passed"]]})
-    return {"schema": SCHEMA, "homework": homework, "anonymized": anonymize,
+    extra = {"alike": _alike(alike, names, links, scrub)} if alike is not None else {}
+    return {"schema": SCHEMA, "homework": homework, "anonymized": anonymize, **extra,
             "overview": {"submissions": len(records), "graded": n_graded,
                          "unconfined": sum(r["unconfined"] for r in records), "timed_out": len(timed),
                          "not_graded": sum(1 for s in submissions if s["error"]),
@@ -422,14 +426,25 @@ def build_data(records: list[dict], links: dict[str, str] | None = None, anonymi
             "mistakes": ranked, "checks": check_rows, "unnamed": unnamed_rows, "submissions": submissions}
 
 
+def _alike(alike: dict, names: dict[str, str], links: dict[str, str], scrub) -> dict:
+    """The section «Похожие работы»: grader.similarity's pairs under the report's names (hashes when anonymized),
+    with links to both feedback files (none when anonymized) and the quoted code scrubbed of every name."""
+    pairs = [{"a": names[p["a"]], "b": names[p["b"]], "feedback": [links.get(p["a"], ""), links.get(p["b"], "")],
+              "share": p["share"], "shares": p["shares"],
+              "regions": [{side: {**q[side], "where": scrub(q[side]["where"]), "text": scrub(q[side]["text"])}
+                           for side in ("a", "b")} for q in p["regions"]]}
+             for p in alike["pairs"] if p["a"] in names and p["b"] in names]
+    return {**{k: alike[k] for k in ("available", "compared", "threshold", "more", "message")}, "pairs": pairs}
+
+
 # ---- writing it -------------------------------------------------------------------------------------------------
 
 def build(records: list[dict], out: Path, links: dict[str, str] | None = None, anonymize: bool = False,
-          salt: str = "", plots: bool | None = None, homework: str = "") -> dict:
+          salt: str = "", plots: bool | None = None, homework: str = "", alike: dict | None = None) -> dict:
     """Write ``out/index.html``, ``out/report.json`` and ``out/mistakes.csv``; return the report's data.
-    ``plots``: None draws with matplotlib when it is installed, False never."""
+    ``plots``: None draws with matplotlib when it is installed, False never; ``alike``: grader.similarity.for_class."""
     out.mkdir(parents=True, exist_ok=True)
-    data = build_data(records, links, anonymize, salt, homework)
+    data = build_data(records, links, anonymize, salt, homework, alike)
     (out / "report.json").write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
     by_id = {m["id"]: m for m in data["mistakes"]}
     rows = [{"submission": s["name"], "part": by_id[i]["part"], "function": by_id[i]["function"],
@@ -524,7 +539,7 @@ def render(data: dict, plots: bool | None = None) -> str:
     links = {s["name"]: s["feedback"] for s in data["submissions"] if s["feedback"]}
     title = f"Ошибки класса{': ' + data['homework'] if data['homework'] else ''}"
     h: list[str] = [f'<!DOCTYPE html>\n<html lang="ru"><head><meta charset="utf-8"><title>{_e(title)}</title>'
-                    f"<style>{STYLE}</style></head><body>", f"<h1>{_e(title)}</h1>"]
+                    f"<style>{STYLE}{ALIKE_STYLE}</style></head><body>", f"<h1>{_e(title)}</h1>"]
     if data["anonymized"]:
         h.append('<p class="muted">Имена заменены хешами (--anonymize).</p>')
     h.append("<h2>Обзор</h2><table>")
@@ -584,6 +599,8 @@ def render(data: dict, plots: bool | None = None) -> str:
         h.append("</table>")
     else:
         h.append("<p>Нет.</p>")
+    if data.get("alike"):
+        h.append(_alike_html(data["alike"]))
     h.append('<p class="muted">Данные для скриптов: report.json (схема grader/report_class.schema.json), '
              "mistakes.csv.</p></body></html>\n")
     return "\n".join(h)
@@ -611,21 +628,65 @@ def _checks_by_part(checks: list[dict], order: list[str]) -> list[str]:
     return out
 
 
+ALIKE_STYLE = """
+table.alike{table-layout:fixed;width:100%}table.alike td{width:50%}table.alike pre{white-space:pre;overflow-x:auto;
+max-height:30em}
+"""
+
+
+def _alike_html(alike: dict) -> str:
+    """The section «Похожие работы»: each pair above the threshold, its share and its matching regions side by side."""
+    h = ['<h2 id="alike">Похожие работы</h2>']
+    if alike["message"]:
+        return "\n".join(h + [f"<p>{_e(alike['message'])}</p>"])
+    h.append(f"<p>Пары работ, чей код совпадает сверх того, что уже есть в заготовках (модули-заготовки и готовые "
+             f"ячейки тетрадки не в счёт), с долей совпадения от {_pct(alike['threshold'])}; сравнено работ: "
+             f"{alike['compared']}. Доля — часть кода той работы пары, у которой совпадает меньше (отпечатки "
+             f"copydetect, как у MOSS: переименованные переменные и переставленные функции их не меняют). Похожесть — "
+             f"повод посмотреть код, а не вывод о списывании.</p>")
+    if not alike["pairs"]:
+        h.append("<p>Похожих пар нет.</p>")
+    for p in alike["pairs"]:
+        who = [f'{_e(n)} (<a href="{_e(link)}">отзыв</a>)' if link else _e(n) for n, link in zip((p["a"], p["b"]),
+                                                                                                 p["feedback"])]
+        shares = " / ".join(_pct(s) for s in p["shares"])
+        rows = "".join(f'<tr><td><span class="muted">{_e(q["a"]["where"])}, строки {q["a"]["from"]}–{q["a"]["to"]}'
+                       f'</span><pre>{_e(q["a"]["text"])}</pre></td><td><span class="muted">{_e(q["b"]["where"])}, '
+                       f'строки {q["b"]["from"]}–{q["b"]["to"]}</span><pre>{_e(q["b"]["text"])}</pre></td></tr>'
+                       for q in p["regions"])
+        h.append(f"<details><summary>{_pct(p['share'])}: {who[0]} и {who[1]} <span class=\"muted\">(у каждой: "
+                 f"{shares})</span></summary><table class=\"alike\"><tr><th>{who[0]}</th><th>{who[1]}</th></tr>{rows}"
+                 f"</table></details>")
+    if alike["more"]:
+        h.append(f'<p class="muted">… и ещё пар выше порога: {alike["more"]} (показаны первые '
+                 f'{len(alike["pairs"])}).</p>')
+    return "\n".join(h)
+
+
+def homework_of(records: list[dict], homework: str = "") -> str:
+    """The homework the records are of: ``homework`` when the kit has it, else the one whose parts they name ("" when
+    none or several)."""
+    from grader import homeworks
+
+    ids = {p["id"] for r in records for p in r["parts"]}
+    names = [homework] if homework in homeworks.available() else \
+        [n for n in homeworks.available() if ids and ids <= {p.id for p in homeworks.load(n).parts}]
+    return names[0] if len(names) == 1 else ""
+
+
 def instructor_salt(records: list[dict], homework: str = "") -> str:
     """The key of --anonymize's hashes when no --salt is given: the instructor's secret (grader.hidden.secret) of the
     homework the records are of (``homework``, or the one whose parts they name). The kit's default secret is
     public, so it is refused: without a secret of one's own, a --salt is needed."""
     from grader import hidden, homeworks
 
-    ids = {p["id"] for r in records for p in r["parts"]}
-    names = [homework] if homework in homeworks.available() else \
-        [n for n in homeworks.available() if ids and ids <= {p.id for p in homeworks.load(n).parts}]
-    if len(names) != 1:
+    name = homework_of(records, homework)
+    if not name:
         raise UsageError("--anonymize без --salt: не понять, какой домашней работы записи (её секрет — ключ хешей); "
                          "укажите --homework <домашняя работа> или --salt <ключ>")
-    key = hidden.secret(homeworks.load(names[0]).tests_dir)
+    key = hidden.secret(homeworks.load(name).tests_dir)
     if key == hidden.DEFAULT_SECRET:
-        raise UsageError(f"--anonymize без --salt: у {names[0]} нет своего секрета (python -m grader.secret), а "
+        raise UsageError(f"--anonymize без --salt: у {name} нет своего секрета (python -m grader.secret), а "
                          "секрет набора по умолчанию известен всем — хеши по нему сопоставит с именами любой. "
                          "Задайте секрет или --salt <ключ>")
     return key
@@ -653,6 +714,8 @@ def main(argv: list[str] | None = None) -> int:
                    help=f"ключ хешей --anonymize (или {SALT_ENV}); без него — секрет преподавателя домашней работы")
     p.add_argument("--tables", action="store_true", help="без графиков matplotlib: распределения таблицами")
     p.add_argument("--homework", default="", help="имя домашней работы для заголовка")
+    p.add_argument("--code", metavar="DIR", help="папка работ, которую проверяла пакетная проверка: сравнить их код "
+                                                 "(раздел «Похожие работы»; выгрузка Gradescope сравнивается сама)")
     lms.add_options(p)
     args = p.parse_args(argv)
     started = time.perf_counter()
@@ -663,12 +726,19 @@ def main(argv: list[str] | None = None) -> int:
                              "командой, без --anonymize")
         records, base = read_source(Path(args.source))
         salt = args.salt if args.salt is not None or not args.anonymize else instructor_salt(records, args.homework)
+        if args.code and not Path(args.code).is_dir():
+            raise FileNotFoundError(f"--code: нет папки {args.code}")
     except (FileNotFoundError, OldRecords, UsageError) as exc:
         print(f"ошибка: {exc}", file=sys.stderr)
         return 2
+    from grader import homeworks
+
     out = Path(args.out)
+    name = homework_of(records, args.homework)
+    alike = similarity.for_class(records, homeworks.load(name) if name else None,
+                                 Path(args.code) if args.code else None)
     data = build(records, out, links_for(records, base, out), args.anonymize, salt or "",
-                 False if args.tables else None, args.homework)
+                 False if args.tables else None, args.homework, alike)
     print(f"отчёт: {out / 'index.html'} — работ {len(records)}, названных ошибок {len(data['mistakes'])}, "
           f"{time.perf_counter() - started:.1f} с")
     return lms.write(export_to, records, args.homework) if export_to else 0
