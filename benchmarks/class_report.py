@@ -5,6 +5,7 @@
     python homework/check.py s6-hw00-rl-foundations --batch CLASS --report REPORT --jobs 2 --allow-default-secret
     python benchmarks/class_report.py --pack REPORT/records     # make the recorded sample from a real batch
     python benchmarks/class_report.py --n 60 --example docs/class-report-example.html   # the docs' example
+    python benchmarks/class_report.py --alike [--n 500] [--sample 80]   # the section «Похожие работы»
 
 A synthetic class of ``--n`` submissions is made from recorded results: the records a real
 ``check.py HW --batch DIR --report REPORT`` kept (``REPORT/records/``), or the sample the kit ships
@@ -16,6 +17,15 @@ drawn at random, so the mistakes, their shares and the failures without a name m
 are written to a folder, as a batch writes them, and the report is built from that folder as
 ``python -m grader.report_class`` builds it; the script prints the build's wall and CPU time and the sizes of
 index.html, report.json and mistakes.csv. Nothing is graded.
+
+``--alike``: the cost of comparing a class's code (grader.similarity) and where its THRESHOLD falls. A class folder of
+``--n`` submissions is written, each made from the reference or the loop-heavy variant (tests/kit/variants/), with
+one to three typical mistakes of the catalogue appended to their modules and every module disguised
+(tests/kit/disguise.py: local variables renamed, functions reordered). Two submissions of one origin are a
+disguised copy; of the two origins, honest independent work. On ``--sample`` of them every pair is compared (the
+threshold at 0): the script prints the highest honest share and the lowest disguised one; then the whole class is
+compared as a report compares it, and the script prints its CPU time and whether the pairs listed are exactly the
+disguised ones.
 """
 from __future__ import annotations
 
@@ -143,6 +153,62 @@ def synthetic(recorded: list[dict], n: int, seed: int = 0) -> list[dict]:
     return out
 
 
+VARIANT = ROOT / "tests" / "kit" / "variants" / HW / "loop_heavy"
+
+
+def make_alike_class(folder: Path, n: int, seed: int) -> dict[str, str]:
+    """Write a class of ``n`` disguised submissions into ``folder``; return each one's origin."""
+    sys.path.insert(0, str(ROOT / "tests" / "kit"))
+    from disguise import disguise
+
+    rng = random.Random(seed)
+    mutants = sorted(MUTANTS.glob("*/*.py"))
+    modules = ("dp", "mc_td", "control", "policy_gradient", "ppo", "boss")
+    origins = {}
+    for i in range(n):
+        name = f"s{i:03d}"
+        origins[name] = rng.choice(["reference", "loop_heavy"])
+        source = ROOT / "solutions" / HW if origins[name] == "reference" else VARIANT
+        planted = rng.sample(mutants, rng.randint(1, 3))
+        (folder / name).mkdir(parents=True)
+        for module in modules:
+            text = (source / f"{module}.py").read_text(encoding="utf-8")
+            for m in planted:
+                if m.parent.name == module:
+                    text += "\n\n" + m.read_text(encoding="utf-8")
+            (folder / name / f"{module}.py").write_text(disguise(text, rng.randrange(10**9)), encoding="utf-8")
+    return origins
+
+
+def alike(n: int, sample: int, seed: int) -> None:
+    from grader import homeworks, similarity
+
+    hw = homeworks.load(HW)
+    with tempfile.TemporaryDirectory(prefix="class-alike-") as tmp:
+        wall, cpu = time.perf_counter(), time.process_time()
+        origins = make_alike_class(Path(tmp), n, seed)
+        print(f"class of {n} written ({sum(o == 'reference' for o in origins.values())} from the reference, the rest "
+              f"from the variant): {time.perf_counter() - wall:.1f} s wall, {time.process_time() - cpu:.1f} s CPU")
+        codes = similarity.class_code(Path(tmp), hw)
+        common = similarity.boilerplate(hw)
+        few = {name: codes[name] for name in sorted(codes)[:sample]}
+        every = similarity.compare(few, common, threshold=0.0, listed=0)["found"]
+        honest = [s for a, b, s in every if origins[a] != origins[b]]
+        disguised = [s for a, b, s in every if origins[a] == origins[b]]
+        print(f"sample of {len(few)}: {len(every)} pairs; highest honest share {max(honest):.3f}, lowest disguised "
+              f"share {min(disguised):.3f} (THRESHOLD {similarity.THRESHOLD})")
+        wall, cpu = time.perf_counter(), time.process_time()
+        records = [{"name": name, "parts": []} for name in origins]
+        found = similarity.for_class(records, hw, Path(tmp))
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        listed = {(a, b) for a, b, _ in found["found"]}
+        expected = {(a, b) for a in origins for b in origins if a < b and origins[a] == origins[b]}
+        shares = [s for _, _, s in found["found"]]
+        print(f"whole class of {found['compared']}: read, fingerprint, compare: {wall:.1f} s wall, {cpu:.1f} s CPU; "
+              f"pairs listed {len(listed)} (with regions {len(found['pairs'])}), disguised pairs {len(expected)}, "
+              f"listed == disguised: {listed == expected}; lowest listed share {min(shares, default=0):.3f}")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, default=500, help="submissions in the synthetic class")
@@ -152,9 +218,14 @@ def main() -> int:
     p.add_argument("--keep", metavar="OUT", help="build the report here and keep it (else a temporary folder)")
     p.add_argument("--pack", metavar="RECORDS", help="pack a batch's records folder into the sample bundle")
     p.add_argument("--make-class", metavar="FOLDER", help="write the sample's class (CLASS) into FOLDER, to grade")
+    p.add_argument("--alike", action="store_true", help="the cost and the threshold of comparing a class's code")
+    p.add_argument("--sample", type=int, default=80, help="with --alike: submissions whose every pair is compared")
     p.add_argument("--example", metavar="HTML", help="write the docs' example instead: a class of --n, tables, no "
                                                      "links (docs/class-report-example.html)")
     args = p.parse_args()
+    if args.alike:
+        alike(args.n, args.sample, args.seed)
+        return 0
     if args.pack:
         pack(Path(args.pack), SAMPLE)
         return 0

@@ -20,6 +20,7 @@ from __future__ import annotations
 import io
 import os
 import stat
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -135,10 +136,12 @@ def available() -> bool:
     return True
 
 
-def compare(codes: dict[str, Code], common: Code, threshold: float = THRESHOLD) -> dict:
+def compare(codes: dict[str, Code], common: Code, threshold: float = THRESHOLD, listed: int = MAX_PAIRS) -> dict:
     """The alike pairs of ``codes`` (a submission's name -> its code), ``common`` being the boilerplate: a dict
-    ``{"available", "compared", "threshold", "pairs": [{"a", "b", "share", "shares", "regions"}], "more"}``,
-    pairs by share, highest first (names as given: the report hashes and scrubs them)."""
+    ``{"available", "compared", "threshold", "pairs": [{"a", "b", "share", "shares", "regions"}], "more", "found"}``
+    (``found``: every pair at or above the threshold as (a, b, share)),
+    pairs by share, highest first, the first ``listed`` of them with their regions (names as given: the report
+    hashes and scrubs them)."""
     if not available():
         return {"available": False, "compared": 0, "threshold": threshold, "pairs": [], "more": 0,
                 "message": UNAVAILABLE}
@@ -164,10 +167,10 @@ def compare(codes: dict[str, Code], common: Code, threshold: float = THRESHOLD) 
                 found.append((share, a, b, [float(s) for s in shares], slices))
     found.sort(key=lambda f: (-f[0], f[1].lower(), f[2].lower()))
     pairs = [{"a": a, "b": b, "share": round(share, 4), "shares": [round(s, 4) for s in shares],
-              "regions": regions(codes[a], codes[b], prints[a], prints[b], slices) if n < MAX_PAIRS else []}
-             for n, (share, a, b, shares, slices) in enumerate(found)]
-    return {"available": True, "compared": len(prints), "threshold": threshold, "pairs": pairs[:MAX_PAIRS],
-            "more": max(0, len(pairs) - MAX_PAIRS), "message": ""}
+              "regions": regions(codes[a], codes[b], prints[a], prints[b], slices)}
+             for share, a, b, shares, slices in found[:listed]]
+    return {"available": True, "compared": len(prints), "threshold": threshold, "pairs": pairs,
+            "more": len(found) - len(pairs), "message": "", "found": [(a, b, share) for share, a, b, _, _ in found]}
 
 
 def _raw(fp, idx):
@@ -182,29 +185,26 @@ def _raw(fp, idx):
 
 def regions(code_a: Code, code_b: Code, fa, fb, slices) -> list[dict]:
     """The matching regions of a pair, the longest first: each region of ``a`` (copydetect's slices, in the code as
-    written) beside the region of ``b`` that holds most of the same fingerprints."""
+    written) beside the region of ``b`` that holds most of the same fingerprints (each fingerprint at its first
+    place in either)."""
     import numpy as np
 
     sa, sb = (np.asarray(s, dtype=np.int64).reshape(2, -1) for s in slices)
-    votes: dict[tuple[int, int], int] = {}
-    for h in fa.hashes & fb.hashes:
-        for pa in _raw(fa, fa.hash_idx[h]):
-            ia = int(np.searchsorted(sa[0], pa, side="right")) - 1
-            for pb in _raw(fb, fb.hash_idx[h]):
-                ib = int(np.searchsorted(sb[0], pb, side="right")) - 1
-                if ia >= 0 and ib >= 0:
-                    votes[(ia, ib)] = votes.get((ia, ib), 0) + 1
+    shared = sorted(fa.hashes & fb.hashes)
+    ia = np.searchsorted(sa[0], _raw(fa, [fa.hash_idx[h][0] for h in shared]), side="right") - 1
+    ib = np.searchsorted(sb[0], _raw(fb, [fb.hash_idx[h][0] for h in shared]), side="right") - 1
+    votes = Counter((int(x), int(y)) for x, y in zip(ia, ib) if x >= 0 and y >= 0)
     best: dict[int, tuple[int, int]] = {}
-    for (ia, ib), n in votes.items():
-        if n > best.get(ia, (0, -1))[0]:
-            best[ia] = (n, ib)
+    for (x, y), n in votes.items():
+        if n > best.get(x, (0, -1))[0]:
+            best[x] = (n, y)
     text_a, text_b = code_a.text, code_b.text
-    order = sorted(best, key=lambda ia: -(sa[1][ia] - sa[0][ia]))[:MAX_REGIONS]
+    longest = sorted(best, key=lambda x: -(sa[1][x] - sa[0][x]))[:MAX_REGIONS]
     out = []
-    for ia in sorted(order, key=lambda ia: sa[0][ia]):
-        ib = best[ia][1]
-        out.append({"a": _quote(code_a, text_a, int(sa[0][ia]), int(sa[1][ia])),
-                    "b": _quote(code_b, text_b, int(sb[0][ib]), int(sb[1][ib]))})
+    for x in sorted(longest, key=lambda x: sa[0][x]):
+        y = best[x][1]
+        out.append({"a": _quote(code_a, text_a, int(sa[0][x]), int(sa[1][x])),
+                    "b": _quote(code_b, text_b, int(sb[0][y]), int(sb[1][y]))})
     return out
 
 
