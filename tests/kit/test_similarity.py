@@ -183,3 +183,15 @@ def test_report_class_compares_the_code_folder_and_a_gradescope_export(klass, hw
     assert all(Path(r["folder"]).is_dir() for r in records)
     found = similarity.for_class(records, hw)
     assert [(p["a"], p["b"]) for p in found["pairs"]] == [("submission_0", "submission_1")]
+
+
+def test_a_batch_report_compares_the_class_folder(klass, hw, tmp_path):
+    """What ``check.py HW --batch DIR --report REPORT`` does after grading (grader.batch.class_report), on records."""
+    from grader import batch
+
+    for r in _records(NAMES, hw):
+        report_class.write_record(tmp_path / "records", r["name"], r)
+    said = batch.class_report(hw, tmp_path, klass)
+    data = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert (data["alike"]["pairs"][0]["a"], data["alike"]["pairs"][0]["b"]) == ("alice", "bob")
+    assert f"похожих пар работ: {len(data['alike']['pairs'])}" in said
