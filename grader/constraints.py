@@ -1,11 +1,14 @@
 """Pins of the kit's base install (``constraints.txt``): the environment the kit's own tests run in (README's
-command and CI install with ``-c constraints.txt``) and the one the Gradescope autograder installs.
+command and CI install with ``-c constraints.txt``) and the one the Gradescope autograder installs; and of the
+extras in ``PINNED_EXTRAS`` (the class report's copydetect, which CI installs with ``dev``), with their own
+dependencies.
 
     python -m grader.constraints [--python PYTHON ...] [--check]
 
 For each interpreter (default: every Python 3.9+ that ``pyenv`` or the PATH has) the command makes a fresh virtual
-environment, installs the kit's base dependencies there (``pyproject.toml``'s ``dependencies``, which pip resolves
-for that Python: numpy 2.4 needs 3.11, an Ubuntu 22.04 image has 3.10) and notes what was installed. The file holds
+environment, installs the kit's base dependencies there (``pyproject.toml``'s ``dependencies``, and the packages of
+``PINNED_EXTRAS``, which pip resolves for that Python: numpy 2.4 needs 3.11, an Ubuntu 22.04 image has 3.10) and
+notes what was installed. The file holds
 one ``name==version`` line per package, with a ``; python_version == "3.X"`` marker where the versions differ, so
 one file serves every Python (a Python it does not name installs unpinned). ``--check``: exits 1 when the file
 pins other versions than a fresh resolution (a new release since: refresh, run the kit's tests, commit).
@@ -22,10 +25,12 @@ import tempfile
 from pathlib import Path
 
 from grader.gradescope import requirements
-from grader.homeworks import ROOT
+from grader.homeworks import ROOT, tomllib
 
 FILE = ROOT / "constraints.txt"
-HEADER = ("# the kit's base install, resolved for Python {versions} by `python -m grader.constraints`; do not edit\n"
+PINNED_EXTRAS = ("report",)  # installed with the base in one resolution, so that their shared packages agree
+HEADER = ("# the kit's base install and its extras {extras}, resolved for Python {versions} by "
+          "`python -m grader.constraints`; do not edit\n"
           "# (pip install -c constraints.txt ...: a Python not named here installs unpinned)\n")
 
 
@@ -52,9 +57,17 @@ def version_of(python: str) -> str:
     return out.stdout.strip()
 
 
+def extras(root: Path = ROOT) -> list[str]:
+    """The requirements of the extras in ``PINNED_EXTRAS``, from pyproject.toml."""
+    with (Path(root) / "pyproject.toml").open("rb") as f:
+        optional = tomllib.load(f).get("project", {}).get("optional-dependencies", {})
+    return [req for name in PINNED_EXTRAS for req in optional.get(name, [])]
+
+
 def resolve(python: str) -> dict[str, str]:
-    """Package -> version of the base install, as a fresh virtual environment of ``python`` gets it."""
-    deps, _ = requirements(ROOT)
+    """Package -> version of the base install with ``PINNED_EXTRAS``, as a fresh virtual environment of ``python``
+    gets it."""
+    deps = requirements(ROOT)[0] + extras(ROOT)
     with tempfile.TemporaryDirectory(prefix="hwkit-pins-") as tmp:
         subprocess.run([python, "-m", "venv", tmp], check=True)
         bin_python = str(Path(tmp) / "bin" / "python")
@@ -81,7 +94,8 @@ def merged(resolved: dict[str, dict[str, str]]) -> str:
                 lines.append(f"{name}=={version}")
             else:
                 lines.append(f"{name}=={version}; " + " or ".join(f'python_version == "{py}"' for py in pys))
-    return HEADER.format(versions=", ".join(versions)) + "".join(line + "\n" for line in lines)
+    head = HEADER.format(extras=", ".join(f"[{e}]" for e in PINNED_EXTRAS), versions=", ".join(versions))
+    return head + "".join(line + "\n" for line in lines)
 
 
 def main(argv: list[str] | None = None) -> int:
