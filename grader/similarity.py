@@ -161,16 +161,15 @@ def compare(codes: dict[str, Code], common: Code, threshold: float = THRESHOLD, 
             smaller = min(len(fa.hashes), len(fb.hashes))
             if not smaller or len(fa.hashes & fb.hashes) < PREFILTER * threshold * smaller:
                 continue
-            _, shares, slices = compare_files(fa, fb)
-            share = float(min(shares))
-            if share >= threshold:
-                found.append((share, a, b, [float(s) for s in shares], slices))
+            shares = [float(s) for s in compare_files(fa, fb)[1]]
+            if min(shares) >= threshold:
+                found.append((min(shares), a, b, shares))
     found.sort(key=lambda f: (-f[0], f[1].lower(), f[2].lower()))
     pairs = [{"a": a, "b": b, "share": round(share, 4), "shares": [round(s, 4) for s in shares],
-              "regions": regions(codes[a], codes[b], prints[a], prints[b], slices)}
-             for share, a, b, shares, slices in found[:listed]]
+              "regions": regions(codes[a], codes[b], prints[a], prints[b], compare_files(prints[a], prints[b])[2])}
+             for share, a, b, shares in found[:listed]]  # the slices again for the few listed: memory stays small
     return {"available": True, "compared": len(prints), "threshold": threshold, "pairs": pairs,
-            "more": len(found) - len(pairs), "message": "", "found": [(a, b, share) for share, a, b, _, _ in found]}
+            "more": len(found) - len(pairs), "message": "", "found": [(a, b, share) for share, a, b, _ in found]}
 
 
 def _raw(fp, idx):
