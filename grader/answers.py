@@ -21,17 +21,13 @@ import numpy as np
 from grader import homeworks, key
 from grader.hidden import INPUTS_ENV
 from grader.homeworks import ROOT, Homework, Part
+from grader.key import keyed_parts
 
 ANSWER_RTOL = 1e-7  # a recorded answer is stale when it moved more than this (another machine's rounding moves less)
 
 
 class AnswersError(Exception):
     pass
-
-
-def keyed_parts(hw: Homework) -> list[Part]:
-    """The parts whose checks use an answer key (the instructor's module ``tests/<hw>/key/<module>.py``)."""
-    return [p for p in hw.parts if (key.key_dir(hw.tests_dir) / f"{p.module}.py").is_file()]
 
 
 def record(hw: Homework, part: Part) -> list[dict]:
@@ -49,14 +45,22 @@ def record(hw: Homework, part: Part) -> list[dict]:
             raise AnswersError(f"the reference does not pass {part.tests} (exit {proc.returncode}); nothing recorded:\n"
                                + proc.stdout[-3000:] + proc.stderr[-2000:])
         made = json.loads(out.read_text(encoding="utf-8")).get(part.module, [])
+    return distinct(part.module, [e for e in made if not e.get("hidden")])
+
+
+def distinct(part: str, made: list[dict]) -> list[dict]:
+    """One entry per distinct function and inputs of the key calls ``made``, in the order first made; the same
+    inputs answered twice differently is the kit's error (an answer key is a function of its inputs)."""
     entries: list[dict] = []
+    by_name: dict[str, list[dict]] = {}
     for entry in made:
-        twin = next((e for e in entries if e["function"] == entry["function"] and key.same(e["inputs"],
-                                                                                          entry["inputs"])), None)
+        same_name = by_name.setdefault(entry["function"], [])
+        twin = next((e for e in same_name if key.same(e["inputs"], entry["inputs"])), None)
         if twin is None:
             entries.append(entry)
+            same_name.append(entry)
         elif not _close(twin["answer"], entry["answer"]):
-            raise AnswersError(f"{part.module}.{entry['function']} answered the same inputs twice differently "
+            raise AnswersError(f"{part}.{entry['function']} answered the same inputs twice differently "
                                f"(in {twin['test']} and {entry['test']}): an answer key is a function of its inputs")
     return entries
 

@@ -27,7 +27,7 @@ from concurrent.futures import as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import escape, export
+from grader import escape, export, hidden_answers
 from grader.boundary import confine
 from grader.homeworks import ROOT, Homework, Part, UsageError
 from grader.report import scoreboard, totals
@@ -222,6 +222,8 @@ def run(hw: Homework, parts: list[tuple[Part, list[str] | None]], folder: Path, 
         raise UsageError(refused(hw, allow_default_secret))
     if confine.unconfined_refused(allow_unconfined):
         raise UsageError(confine.unconfined_refused(allow_unconfined))
+    if hidden_answers.refusal(hw, [part.module for part, _ in parts]):  # read by every grade, computed by none
+        raise UsageError(hidden_answers.refusal(hw, [part.module for part, _ in parts]))
     if not folder.is_dir():
         raise UsageError(f"папки с работами {folder} нет")
     report = Path(report_dir).resolve() if report_dir else None

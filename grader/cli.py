@@ -16,11 +16,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader import export, homeworks, lms
+from grader import export, hidden_answers, homeworks, lms
 from grader.boundary import confine
 from grader.homeworks import ROOT, UsageError
 from grader.report import required_passed, scoreboard
-from grader.runner import PYTEST_FLAGS, interruptible, run_parts, schedule
+from grader.runner import PYTEST_FLAGS, inputs_for, interruptible, run_parts, schedule
 
 INTERRUPTED = 130  # the exit code of a command line ended by Ctrl-C (SIGINT), as a shell reports it
 
@@ -346,6 +346,11 @@ def _grade(args, hw, selected, impl: str, label: str, source_opts: list[str]) ->
     ``part::test`` are matched by the checking process itself (no collection of their own beforehand): a name
     that is no check of its part is a usage error, and then nothing was graded."""
     started = time.perf_counter()
+    refused = hidden_answers.refusal(hw, [part.module for part, tests in selected if tests is None]) \
+        if inputs_for(hw, args.public) == "hidden" else None  # the grade for the record reads the key's answers
+    if refused:
+        print(f"ошибка: {refused}", file=sys.stderr)
+        return 2
     # one checking process per group, the costliest parts first; without namespaces one for all the parts: processes
     # of one submission's users share /tmp and /proc, and only within one process does no hidden check run before a
     # public one (grader.plugin)

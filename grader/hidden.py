@@ -32,9 +32,14 @@ def secret_path(tests_dir: Path) -> Path:
     return Path(tests_dir) / "key" / "secret"
 
 
+def secret_file(tests_dir: Path) -> Path:
+    """The file the secret in force is read from: the one HWKIT_SECRET_FILE names, else ``tests/<hw>/key/secret``."""
+    return Path(os.environ[SECRET_ENV]) if os.environ.get(SECRET_ENV) else secret_path(tests_dir)
+
+
 def secret(tests_dir: Path) -> str:
     """The instructor's secret of a homework (its first line), or the kit's default when there is none."""
-    path = Path(os.environ[SECRET_ENV]) if os.environ.get(SECRET_ENV) else secret_path(tests_dir)
+    path = secret_file(tests_dir)
     try:
         text = path.read_text(encoding="utf-8").strip()
     except OSError:

@@ -9,7 +9,9 @@ in the instructor's modules ``tests/<hw>/key/<part>.py``, which the student's co
   ``tests/<hw>/answers/<part>.json``, which ``python -m grader.answers`` writes by running the reference with the
   instructor's modules; in the copy and in the instructor's checkout alike, so the copy's verdicts and feedback are
   the instructor's on those inputs;
-- on hidden inputs (grader.hidden) the instructor's module runs: those inputs were never recorded.
+- on hidden inputs (grader.hidden) the answers recorded once for the instructor's secret
+  (grader.hidden_answers), and the instructor's module for what no grade of the reference asked (the student's own
+  run) or a typical mistake's answer a failed check wants.
 
 A record is found by the function's name and the inputs it was called with, compared with a tolerance (the
 inputs come from the checks' own seeds; a record made with other inputs, say by another NumPy's generator, is
@@ -24,6 +26,7 @@ import importlib.util
 import json
 import math
 import sys
+import time
 import types
 from collections.abc import Mapping
 from pathlib import Path
@@ -52,6 +55,12 @@ def key_dir(tests_dir: Path) -> Path:
     return Path(tests_dir) / "key"
 
 
+def keyed_parts(hw) -> list:
+    """The parts of a homework whose checks use an answer key (the instructor's module
+    ``tests/<hw>/key/<module>.py``)."""
+    return [p for p in hw.parts if (key_dir(hw.tests_dir) / f"{p.module}.py").is_file()]
+
+
 def answers_path(tests_dir: Path, part: str) -> Path:
     return Path(tests_dir) / "answers" / f"{part}.json"
 
@@ -75,12 +84,8 @@ class AnswerKey:
         return _Later(self)
 
     def _call(self, name: str, args: tuple, kwargs: dict):
-        if CURRENT["hidden"]:  # a check on hidden inputs may still ask about public ones: those are recorded
-            try:
-                found = self._find(name, fingerprint([list(args), kwargs])) if RECORDING is None else None
-            except (RecursionError, TypeError, ValueError):  # inputs that are no data (a module of the student's)
-                found = None
-            return decode(found["answer"]) if found else getattr(self._instructor(), name)(*args, **kwargs)
+        if CURRENT["hidden"]:
+            return self._hidden(name, args, kwargs)
         if RECORDING is not None:
             value = getattr(self._instructor(), name)(*args, **kwargs)
             RECORDING.setdefault(self._part, []).append(
@@ -88,6 +93,39 @@ class AnswerKey:
                  "answer": encode(value)})
             return value
         return self._recorded(name, fingerprint([list(args), kwargs]))
+
+    def _hidden(self, name: str, args: tuple, kwargs: dict):
+        """A key call of a check on hidden inputs: recorded on public inputs (a check on hidden inputs may still ask
+        about public ones), else recorded for the secret in force (grader.hidden_answers), else computed: inputs no
+        grade of the reference made (the student's own run) or inputs that are no data (a module of the student's).
+        While ``python -m grader.secret`` records, every call it computes is recorded, with the CPU it took."""
+        try:
+            inputs = fingerprint([list(args), kwargs])
+        except (RecursionError, TypeError, ValueError):
+            inputs = None
+        if inputs is not None:
+            found = self._find(name, inputs)
+            if found is None and RECORDING is None:
+                found = self._find_hidden(name, inputs)
+            if found is not None:
+                return decode(found["answer"])
+        started = time.process_time()
+        value = getattr(self._instructor(), name)(*args, **kwargs)
+        if RECORDING is not None and inputs is not None:
+            RECORDING.setdefault(self._part, []).append(
+                {"function": name, "test": CURRENT["test"], "inputs": inputs, "answer": encode(value), "hidden": True,
+                 "cpu": time.process_time() - started})
+        return value
+
+    def _find_hidden(self, name: str, inputs) -> dict | None:
+        from grader import hidden_answers
+
+        try:
+            recorded = hidden_answers.entries(self._tests_dir, self._part)
+        except LookupError as exc:
+            raise MissingAnswer(f"{MISSING} на скрытых входах: {exc}; преподавателю: "
+                                + hidden_answers.RECORD_COMMAND.format(hw=self._tests_dir.name)) from None
+        return next((e for e in recorded.get(name, []) if same(e["inputs"], inputs)), None)
 
     def _instructor(self):
         """The instructor's module of this part (loaded by path: it is no package the worker could import)."""
