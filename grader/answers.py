@@ -3,7 +3,8 @@
 Runs each part's checks on the reference (``solutions/``) with the instructor's modules of the answer key
 (``tests/<hw>/key/``) and writes every key call it made, inputs and answer, to ``tests/<hw>/answers/<part>.json``:
 what the student's copy, which holds no key, compares with (grader.key). ``--check`` writes nothing and exits 1
-when a record is missing, extra, or its answer moved beyond floating-point noise.
+when a record is missing, extra, or its answer moved beyond floating-point noise, and exits 2 when the key's
+answers on hidden inputs (grader.hidden_answers) are missing or stale for the secret in force.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from grader import homeworks, key
+from grader import hidden_answers, homeworks, key
 from grader.hidden import INPUTS_ENV
 from grader.homeworks import ROOT, Homework, Part
 from grader.key import keyed_parts
@@ -151,6 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for name in [args.homework] if args.homework else homeworks.available():
             hw = homeworks.load(name)
+            if args.check and hidden_answers.refusal(hw):  # cheap, before the reference is run
+                print(f"answers: {hidden_answers.refusal(hw)}", file=sys.stderr)
+                return 2
             for part in keyed_parts(hw):
                 if args.parts and part.id not in args.parts and part.module not in args.parts:
                     continue

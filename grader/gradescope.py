@@ -49,7 +49,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import escape, export, homeworks
+from grader import escape, export, hidden_answers, homeworks
 from grader.boundary import confine
 from grader.hidden import hidden_available, secret_path
 from grader.homeworks import ROOT, Homework, UsageError, tomllib
@@ -116,6 +116,10 @@ exit "$status"
 
 class GradescopeError(Exception):
     """A wrong option or a kit that must not be shipped: the command exits 1 with this message."""
+
+
+class StaleRecords(GradescopeError):
+    """The key's answers on hidden inputs missing or stale: the kit's error, the command exits 2."""
 
 
 # ---------------------------------------------------------------------------------------------- building
@@ -306,6 +310,19 @@ def _secret(hw: Homework, allow_default: bool) -> dict[str, bytes]:
     return {secret_path(hw.tests_dir).relative_to(ROOT).as_posix(): secret_path(hw.tests_dir).read_bytes()}
 
 
+def _records(hw: Homework) -> dict[str, bytes]:
+    """The key's answers on the hidden inputs of the secret in force (grader.hidden_answers; git may not track an
+    instructor's own), which the container reads and never computes; a missing or stale record refuses the zip."""
+    refused = hidden_answers.refusal(hw)
+    if refused:
+        raise StaleRecords(refused)
+    folder = hidden_answers.record_dir(hw.tests_dir)
+    if not folder.resolve().is_relative_to(ROOT):
+        raise GradescopeError(f"the secret in force is outside the kit ({folder.parent}): the zip ships "
+                              "tests/<hw>/key/secret and its records")
+    return {p.relative_to(ROOT).as_posix(): p.read_bytes() for p in sorted(folder.glob("*.json"))}
+
+
 def _write_zip(out: Path, own: dict[str, tuple[str, bool]], contents: dict[str, bytes]) -> None:
     """The zip ``out``: the autograder's own files (text, executable), then the kit's; written whole or not at all."""
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -329,6 +346,7 @@ def build(out: Path, homework: str | None = None, parts: list[str] | None = None
     from grader import release  # an instructor tool: in the kit, not in the zip
 
     hw, parts = _chosen(homework, parts)
+    records = _records(hw)  # cheap: refused before anything is built
     if default not in export.VISIBILITY or hidden_inputs not in export.VISIBILITY:
         raise GradescopeError(f"a visibility must be one of {', '.join(export.VISIBILITY)}")
     rules = list(rules or [])
@@ -340,6 +358,7 @@ def build(out: Path, homework: str | None = None, parts: list[str] | None = None
                               + ", ".join(out_of_date))
     contents = _kit_contents(hw)
     contents.update(_secret(hw, allow_default_secret))
+    contents.update(records)
     deps, requires_python = requirements(ROOT)
     config = {"homework": hw.name, "parts": parts, "default_visibility": default, "hidden_inputs": hidden_inputs,
               "visibility": [[spec, level] for spec, level in rules], "kit": _kit_version(ROOT),
@@ -637,7 +656,7 @@ def main(argv: list[str] | None = None) -> int:
                       args.allow_default_secret, args.hidden_inputs_visibility, args.allow_unconfined)
     except GradescopeError as exc:
         print(f"gradescope: {exc}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, StaleRecords) else 1
     size = Path(args.out).stat().st_size
     print(f"wrote {args.out}: {len(names)} files, {size / 1024:.0f} KiB")
     return 0

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import gradescope, homeworks
+from grader import gradescope, hidden_answers, homeworks
 from grader.gradescope import kit_files, requirements
 from grader.hidden import secret_path
 from grader.homeworks import ROOT
@@ -172,9 +172,13 @@ def test_zip_holds_the_scripts_and_the_kit_without_solutions(zips):
             f"homework/{HW}/envs.py", "constraints.txt"} <= names
     assert b'-c "$ROOT/source/constraints.txt" -r "$ROOT/source/requirements.txt"' in contents["setup.sh"]
     assert "grader/constraints.py" not in names
-    # the instructor's secret of hidden inputs ships when the checkout holds one of its own (never the kit's default)
-    own_secret = {} if is_default(hw) else {secret_path(hw.tests_dir).relative_to(ROOT).as_posix():
-                                            secret_path(hw.tests_dir).read_bytes()}
+    # the instructor's secret of hidden inputs ships when the checkout holds one of its own (never the kit's default),
+    # and the key's answers on its hidden inputs (grader.hidden_answers) ship whether git tracks them or not
+    records = {p.relative_to(ROOT).as_posix(): p.read_bytes()
+               for p in hidden_answers.record_dir(hw.tests_dir).glob("*.json")}
+    assert records and set(records) <= names
+    own_secret = records if is_default(hw) else {secret_path(hw.tests_dir).relative_to(ROOT).as_posix():
+                                                 secret_path(hw.tests_dir).read_bytes(), **records}
     assert names - {"setup.sh", "run_autograder", "requirements.txt", "gradescope.json"} == \
         set(kit_files()) | set(own_secret)
     assert all(contents[name] == data for name, data in own_secret.items())
