@@ -3,7 +3,8 @@
 ``python -m grader.build [HW ...]`` writes ``homework/<hw>/*.py`` (the stubs of :mod:`grader.stubs`; a module
 without solution regions is copied as provided code), the notebook, when the homework has one
 (:mod:`grader.notebook_build`), and the answer records of a part whose checks, key or reference changed
-(:mod:`grader.answers`), and the parts' CPU budgets when a part's limit changed (:mod:`grader.budget`); ``--check``
+(:mod:`grader.answers`) and the key's answers on hidden inputs when missing or stale (:mod:`grader.hidden_answers`),
+and the parts' CPU budgets when a part's limit changed (:mod:`grader.budget`); ``--check``
 writes nothing and exits 1 when a generated file is out of date. Building the notebook needs nbformat (the
 ``dev`` extra): without it ``--check`` checks the rest, then says in one line what to install and exits 2, and the
 build writes nothing and says the same.
@@ -14,7 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from grader import answers, budget, extras, homeworks, key, notebook_build
+from grader import answers, budget, extras, hidden_answers, homeworks, key, notebook_build
 from grader.answers import AnswersError, keyed_parts, stale_sources
 from grader.homeworks import ROOT
 from grader.stubs import BuildError, make_stub
@@ -44,7 +45,8 @@ def build(hw_name: str, check: bool = False, notebook: bool = True) -> list[Path
 
 
 def records(hw_name: str, check: bool = False) -> list[Path]:
-    """The answer records (grader.answers) made from other sources than today's; remade unless ``check``."""
+    """The answer records (grader.answers) made from other sources than today's, then the key's answers on the
+    hidden inputs of the secret in force when missing or stale (grader.hidden_answers); remade unless ``check``."""
     hw = homeworks.load(hw_name)
     out = stale_sources(hw)
     if not check:
@@ -52,7 +54,21 @@ def records(hw_name: str, check: bool = False) -> list[Path]:
             part = next(p for p in keyed_parts(hw) if key.answers_path(hw.tests_dir, p.module) == path)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(answers.text(hw, part, answers.record(hw, part)).encode("utf-8"))
-    return out
+    return out + hidden_records(hw, check)
+
+
+def hidden_records(hw: homeworks.Homework, check: bool = False) -> list[Path]:
+    """The records of the key's answers on hidden inputs that are missing or stale; remade unless ``check``
+    (grader.secret.record: the reference's grade on hidden inputs, which must pass)."""
+    from grader import secret
+
+    stale = hidden_answers.problems(hw.tests_dir, [p.module for p in keyed_parts(hw)])
+    if stale and not check:
+        failed, _ = secret.record(hw)
+        if failed:
+            raise AnswersError(f"the reference fails {len(failed)} check(s) on hidden inputs, e.g. {failed[0]}: the "
+                               "key's answers on them are not recorded")
+    return [hidden_answers.record_path(hw.tests_dir, part) for part in stale]
 
 
 def budgets(hw_name: str, check: bool = False) -> list[Path]:
@@ -90,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"build: {exc}", file=sys.stderr)
         return 2
     for path in out_of_date:
-        print(("out of date: " if args.check else "wrote ") + str(path.relative_to(ROOT)))
+        print(("out of date: " if args.check else "wrote ") + str(path.relative_to(ROOT) if path.is_relative_to(ROOT)
+                                                                   else path))
     if args.check and not out_of_date:
         n_files = sum(len(generated_files(name, notebook=not no_notebook)) for name in names)
         print(f"up to date: the {n_files} generated files of {', '.join(names)} match solutions/ and the task "
