@@ -36,6 +36,7 @@ import numpy as np
 CURRENT = {"test": "", "hidden": False}  # the check now running (grader.plugin sets it); "" while a module loads
 RECORDING: dict | None = None  # part -> entries, while python -m grader.answers runs the reference
 RECORD_ENV = "HWKIT_RECORD"  # the file the checking process writes RECORDING to (python -m grader.answers)
+HIDDEN_ONLY = {"on": False}  # record only the calls of checks on hidden inputs (python -m grader.secret)
 MISSING = "ошибка набора проверок: нет записанного ответа"  # starts every MissingAnswer's message
 RTOL, ATOL = 1e-9, 1e-12  # how close recorded inputs must be to these (floating-point noise of another machine)
 SMALL = 48  # arrays up to this size are recorded whole; larger ones by a few sums
@@ -86,7 +87,7 @@ class AnswerKey:
     def _call(self, name: str, args: tuple, kwargs: dict):
         if CURRENT["hidden"]:
             return self._hidden(name, args, kwargs)
-        if RECORDING is not None:
+        if RECORDING is not None and not HIDDEN_ONLY["on"]:
             value = getattr(self._instructor(), name)(*args, **kwargs)
             RECORDING.setdefault(self._part, []).append(
                 {"function": name, "test": CURRENT["test"], "inputs": fingerprint([list(args), kwargs]),

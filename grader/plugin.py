@@ -33,7 +33,7 @@ from grader.boundary.staging import import_provided, provided_modules
 from grader.checks import CheckFailure
 from grader.escape import printable
 from grader.explain import explain
-from grader.hidden import hidden_mode
+from grader.hidden import INPUTS_ENV, hidden_mode
 from grader.homeworks import ROOT
 
 _NAMESPACES: dict[str, NamespaceImplementation] = {}  # --impl namespace:N -> a live namespace of this process
@@ -62,7 +62,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "check(title, weight=1, bonus=False): a graded check")
     config.addinivalue_line("markers", "inputs(hidden, twin=None): a check on hidden inputs (grader.hidden)")
     if os.environ.get(key.RECORD_ENV):  # python -m grader.answers: the reference's key calls are recorded
-        key.RECORDING = {}
+        key.RECORDING = {}  # python -m grader.secret: those on hidden inputs (the others are grader.answers')
+        key.HIDDEN_ONLY["on"] = os.environ.get(INPUTS_ENV) == "hidden"
     state = {"events": None, "sessions": {}, "pristine": {}, "check": None}
     if config.getoption("--results-file", default=None):
         state["events"] = open(config.getoption("--results-file"), "a", encoding="utf-8", buffering=1)

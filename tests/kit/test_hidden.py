@@ -6,6 +6,7 @@ tests/kit/test_answer_key.py.
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -257,6 +258,15 @@ def test_a_new_secret_is_drawn_tried_on_the_reference_and_variants_and_kept_for_
     assert text not in ("an old term's secret", DEFAULT_SECRET) and len(text) >= 32
     assert proc.stdout.strip() == f"wrote {target}: secret {fingerprint(text)}"
     assert os.stat(target).st_mode & 0o777 == 0o600
+    # the key's answers on its hidden inputs, recorded in the reference's grade of it, kept beside it, fresh
+    from grader import hidden_answers, homeworks
+
+    hw = homeworks.load(HW)
+    records = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in (tmp_path / "secret.answers").glob("*.json")}
+    assert sorted(records) == sorted(p.module for p in key.keyed_parts(hw))
+    now = {**hidden_answers.valid_for(hw.tests_dir), "secret": fingerprint(text)}
+    assert all({f: r[f] for f in now} == now for r in records.values()), [r["secret"] for r in records.values()]
+    assert sum(len(r["entries"]) for r in records.values()) > 0
     told = subprocess.run([sys.executable, "-m", "grader.secret", HW], cwd=str(ROOT), env=env, capture_output=True,
                           text=True, encoding="utf-8", timeout=60)
     assert told.stdout.strip() == f"secret {fingerprint(text)}", told.stdout + told.stderr
