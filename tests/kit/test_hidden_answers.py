@@ -159,3 +159,14 @@ def test_a_grade_reads_the_records_and_does_not_recompute_them(tmp_path, monkeyp
     assert out.is_file(), proc.stdout + proc.stderr
     failed = [t["extra_data"] for t in json.loads(out.read_text(encoding="utf-8"))["tests"] if t["status"] != "passed"]
     assert failed and all(c["kind"] == "hidden" for c in failed), failed
+
+
+def test_a_batch_refuses_to_start_without_records(tmp_path, monkeypatch, hw):
+    """A class is graded only with the key's hidden answers recorded: every submission reads them, none computes."""
+    from grader import batch
+
+    _beside(tmp_path, monkeypatch, "a term without records", copy=False)
+    (tmp_path / "class" / "alice").mkdir(parents=True)
+    monkeypatch.setattr(batch, "grade_submission", lambda *a, **k: pytest.fail("graded without records"))
+    with pytest.raises(homeworks.UsageError, match=COMMAND):
+        batch.run(hw, [(p, None) for p in hw.parts], tmp_path / "class", allow_unconfined=True)
