@@ -152,7 +152,7 @@ def write(hw, recorded: dict[str, list[dict]], parts: list[str]) -> list[Path]:
     for part in parts:
         made = [e for e in recorded.get(part, []) if e.get("hidden")]
         path = record_path(hw.tests_dir, part)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # the instructor's, as the key folder is
         path.write_bytes(text(hw, part, distinct(part, made), sum(e.get("cpu", 0.0) for e in made)).encode("utf-8"))
         out.append(path)
     _LOADED.clear()
