@@ -78,18 +78,28 @@ WHAT = {"format": "записаны в другом формате", "secret": "
         "key": "записаны другим ключом (key/*.py)", "checks": "записаны для другой версии проверок (tests/<hw>/*.py)"}
 
 
-def problem(tests_dir: Path, part: str, now: dict | None = None) -> str | None:
+ENTRIES = ', "entries": ['  # ends a record's first line, its head (:func:`text`)
+
+
+def _head(path: Path) -> dict:
+    """A record's head, from its first line alone (the entries may be megabytes)."""
+    with open(path, encoding="utf-8") as f:
+        first = f.readline()
+    return json.loads(first[:first.index(ENTRIES)] + "}")
+
+
+def problem(tests_dir: Path, part: str, now: dict | None = None, head: dict | None = None) -> str | None:
     """Why the record of ``part`` cannot be read for the secret in force (missing, unreadable, or made for another
     secret, key or checks: the first field that differs), or None."""
-    path = record_path(tests_dir, part)
-    try:
-        head = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return MISSING
-    except (OSError, ValueError) as exc:
-        return f"не читаются ({type(exc).__name__})"
+    if head is None:
+        try:
+            head = _head(record_path(tests_dir, part))
+        except FileNotFoundError:
+            return MISSING
+        except (OSError, ValueError) as exc:
+            return f"не читаются ({type(exc).__name__})"
     now = now or valid_for(tests_dir)
-    if type(head) is not dict or type(head.get("entries")) is not list:
+    if type(head) is not dict:
         return "не запись ответов"
     for field, value in now.items():
         if head.get(field) != value:
@@ -123,11 +133,20 @@ def entries(tests_dir: Path, part: str) -> dict[str, list[dict]]:
     line) when it is missing or stale."""
     cache = (str(tests_dir), str(record_dir(tests_dir)), part)
     if cache not in _LOADED:
-        why = problem(tests_dir, part)
+        path = record_path(tests_dir, part)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise LookupError(f"{path.name}: {MISSING}") from None
+        except (OSError, ValueError) as exc:
+            raise LookupError(f"{path.name}: не читаются ({type(exc).__name__})") from None
+        why = problem(tests_dir, part, head=data)
+        if not why and type(data.get("entries")) is not list:
+            why = "не запись ответов"
         if why:
-            raise LookupError(f"{record_path(tests_dir, part).name}: {why}")
+            raise LookupError(f"{path.name}: {why}")
         by_name: dict[str, list[dict]] = {}
-        for e in json.loads(record_path(tests_dir, part).read_text(encoding="utf-8"))["entries"]:
+        for e in data["entries"]:
             by_name.setdefault(e["function"], []).append(e)
         _LOADED[cache] = by_name
     return _LOADED[cache]
@@ -140,7 +159,7 @@ def text(hw, part: str, made: list[dict], cpu: float) -> str:
             **valid_for(hw.tests_dir), "numpy": np.__version__, "key_cpu_s": round(cpu, 3)}
     lines = [json.dumps({k: e[k] for k in ("function", "test", "inputs", "answer")}, ensure_ascii=False,
                         separators=(",", ":")) for e in made]
-    return json.dumps(head, ensure_ascii=False)[:-1] + ', "entries": [\n' + ",\n".join(lines) + "\n]}\n"
+    return json.dumps(head, ensure_ascii=False)[:-1] + ENTRIES + "\n" + ",\n".join(lines) + "\n]}\n"
 
 
 def write(hw, recorded: dict[str, list[dict]], parts: list[str]) -> list[Path]:
