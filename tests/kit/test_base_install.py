@@ -19,7 +19,7 @@ from kit import HW
 
 pytestmark = pytest.mark.slow  # grades a class of one: left out of the everyday loop (-m "not slow")
 
-EXTRAS = ("nbformat", "nbclient", "matplotlib", "ipykernel", "yaml")  # the notebook and dev extras' packages
+EXTRAS = ("nbformat", "nbclient", "matplotlib", "ipykernel", "yaml", "copydetect")  # the extras' packages
 BLOCKER = "import sys\nfor _name in {names!r}:\n    sys.modules[_name] = None\n"
 DEV = 'python -m pip install -e ".[dev]"'
 PY = [sys.executable]
@@ -49,7 +49,10 @@ ROWS = {
     "REPORT/records OUT --lms moodle --roster roster.csv`":
         [([*PY, "-m", "grader.report_class", "{t}/report/records", "{t}/moodle", "--lms", "moodle", "--roster",
            "{t}/roster.csv", "--lms-file", "{t}/moodle.csv"], {0})],
-    "`python benchmarks/class_report.py`": [([*PY, "benchmarks/class_report.py", "--n", "10"], {0})],
+    "`python -m pip install -c constraints.txt -e \".[report]\"`, then `... --batch DIR --report REPORT`, or "
+    "`python -m grader.report_class REPORT/records OUT --code DIR`":  # without copydetect: the section says so
+        [([*PY, "-m", "grader.report_class", "{t}/report/records", "{t}/alike", "--code", "{t}/class"], {0})],
+    "`python benchmarks/class_report.py [--alike]`": [([*PY, "benchmarks/class_report.py", "--n", "10"], {0})],
     "`python -m grader.release OUT_DIR --classroom`":
         [([*PY, "-m", "grader.release", "{t}/copy", "--classroom"], {2}),
          ([*PY, "-m", "grader.release", "{t}/copy", "--classroom", "--force"], {0})],
@@ -59,6 +62,8 @@ ROWS = {
     "`python benchmarks/grading_speed.py`": [([*PY, "benchmarks/grading_speed.py", "--help"], {0})],
     "`python benchmarks/boss_frontier.py`":
         [([*PY, "benchmarks/boss_frontier.py", "--seeds", "0", "--betas", "0.5", "--updates", "5"], {0})],
+    "`python benchmarks/boss_margins.py`":
+        [([*PY, "benchmarks/boss_margins.py", "--seeds", "0", "1", "--what", "goal"], {0})],
     "`python benchmarks/cliff_margins.py`":
         [([*PY, "benchmarks/cliff_margins.py", "--runs", "20", "--episodes", "60", "--draws", "1000"], {0})],
     "`python benchmarks/kit_suite_cost.py --install`": [([*PY, "benchmarks/kit_suite_cost.py", "--install"], {2})],
@@ -72,7 +77,7 @@ ROWS = {
     "`python homework/check.py --list`": [([*PY, "homework/check.py", "--list"], {0})],
     "`... --public` / `... --show-hidden`":
         [([*CHECK, "dp", "--solutions", "--public"], {0}), ([*CHECK, "dp", "--solutions", "--show-hidden"], {0})],
-    "`python -m grader.secret s6-hw00-rl-foundations [--new]`": [([*PY, "-m", "grader.secret", HW], {0})],
+    "`python -m grader.secret s6-hw00-rl-foundations [--new \\| --record]`": [([*PY, "-m", "grader.secret", HW], {0})],
     "`python -m grader.answers [HW [PART ...]] [--check]`": [([*PY, "-m", "grader.answers", HW, "dp", "--check"], {0})],
 }
 
@@ -107,17 +112,23 @@ def base_install(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     for name in EXTRAS:
         proc = subprocess.run([sys.executable, "-c", f"import {name}"], env=env, capture_output=True)
         assert proc.returncode == 1, f"{name} is still importable: the test would prove nothing"
+    # the grade for the record reads the key's answers on that secret's hidden inputs, recorded once beside it
+    proc = subprocess.run([*PY, "-m", "grader.secret", HW, "--record"], cwd=str(ROOT), env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     return t, env
 
 
 @pytest.mark.parametrize("row", list(ROWS))
 def test_each_row_runs_or_names_the_extra_in_one_line(base_install, row):
     t, env = base_install
-    if "--anonymize" in row or "--lms moodle" in row:  # from the batch's records
+    if "--anonymize" in row or "--lms moodle" in row or "--code" in row:  # from the batch's records
         _run(ROWS["`python homework/check.py s6-hw00-rl-foundations --batch DIR --csv scores.csv --feedback OUT`"][0],
              t, env)
     for argv, codes in ROWS[row]:
         _run((argv, codes), t, env)
+    if "--code" in row:  # the section on alike submissions says what to install
+        assert '.[report]' in (t / "alike" / "index.html").read_text(encoding="utf-8")
 
 
 def _run(run: tuple[list[str], set[int]], t: Path, env: dict[str, str]) -> None:
@@ -125,6 +136,8 @@ def _run(run: tuple[list[str], set[int]], t: Path, env: dict[str, str]) -> None:
     argv = [arg.replace("{t}", str(t)) for arg in argv]
     if "--batch" in argv and (t / "report" / "records").is_dir():
         return  # graded once for the rows that read its records
+    if "grader.gradescope" in argv:  # the zip ships the kit's own secret (key/secret), never a file named elsewhere
+        env = {k: v for k, v in env.items() if k != "HWKIT_SECRET_FILE"}
     proc = subprocess.run(argv, cwd=str(ROOT), env=env, capture_output=True, text=True, encoding="utf-8",
                           timeout=600)
     shown = f"{' '.join(argv)}\nexit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
