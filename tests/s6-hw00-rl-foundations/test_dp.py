@@ -676,8 +676,8 @@ def test_bad_rows_right_total(dp, seed):
     P, R = random_mdp(rng, S, A)
     pi, V = random_policy(rng, S, A), rng.normal(size=S)
     P_bad, (src, low), (dst, high) = _move_mass(P, rng)
-    hint = ("сумма всех P[s, a, s'] равна S·A и тогда, когда одна строка больше 1, а другая меньше: проверяйте каждую "
-            "строку отдельно — np.allclose(P.sum(axis=2), 1), а не P.sum() == S·A.")
+    hint = ("сумма всех P[s, a, s'] равна S·A и тогда, когда одна строка больше 1, а другая меньше: проверять нужно "
+            "каждую строку P[s, a, ·] отдельно, а не сумму всего массива.")
     rows = f"строки P[{divmod(src, A)}] и P[{divmod(dst, A)}] в сумме {low:g} и {high:g} (S = {S}, A = {A})"
     for name, call in _five_calls(dp, P_bad, R, pi, V).items():
         with about(name):
@@ -688,8 +688,8 @@ def test_bad_rows_right_total(dp, seed):
             expect_value_error(lambda name=name: getattr(dp, name)(P, R, pi_bad, 0.9),
                                f"{name}: строки policy[{src}] и policy[{dst}] в сумме {low:g} и {high:g}; сумма всех "
                                f"элементов policy — ровно S = {S}",
-                               "Σ_a π(a|s) = 1 в каждом состоянии s, а не в сумме по всем: "
-                               "np.allclose(policy.sum(axis=1), 1), а не policy.sum() == S.")
+                               "Σ_a π(a|s) = 1 должно выполняться в каждом состоянии s по отдельности, а не в сумме "
+                               "по всем состояниям.")
 
 
 @graded("Плохой вход: формы, которые NumPy молча транслирует (broadcast) — R [S, 1], policy [S, 1] и [1, A], "
@@ -705,9 +705,9 @@ def test_bad_broadcast_shapes(dp, seed):
     R_col = R[:, :1].copy()  # [S, 1]: one reward per state, broadcast over the actions
     pi_col = np.ones((S, 1))  # [S, 1]: rows of one "probability" 1 each, broadcast over the actions
     pi_row = pi[:1].copy()  # [1, A]: one state's distribution, broadcast over the states
-    hint = ("сравнивайте формы целиком: R.shape == policy.shape == (S, A), V.shape == (S,). Проверка только числа "
-            "строк (R.shape[0] == S) или числа элементов пропускает форму [S, 1] или [1, A], которую NumPy молча "
-            "растягивает (broadcast) на [S, A]: ответ посчитан, но не для той задачи.")
+    hint = ("форма проверяется целиком: R и policy — [S, A], V — [S]. Если сверять только число строк или число "
+            "элементов, пройдёт и форма [S, 1] или [1, A], которую NumPy молча растягивает (broadcast) на [S, A]: "
+            "ответ посчитан, но не для той задачи.")
     calls = {f"solve_bellman с R формы ({S}, 1) при P формы {P.shape}": lambda: dp.solve_bellman(P, R_col, pi, 0.9),
              f"policy_evaluation с R формы ({S}, 1)": lambda: dp.policy_evaluation(P, R_col, pi, 0.9),
              f"q_from_v с R формы ({S}, 1)": lambda: dp.q_from_v(P, R_col, V, 0.9),
