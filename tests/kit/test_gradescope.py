@@ -248,7 +248,8 @@ CRASH = {"dp.py": b"import numpy as np\n\nSCALE = 1 / 0\n",
          "conftest.py": b"import pytest\n\n\ndef pytest_runtest_call(item):\n    pass\n"}
 
 
-@pytest.mark.parametrize("case", ["stubs", "notebook", "crash", "empty", "solved_notebook"])
+@pytest.mark.parametrize("case", ["stubs", pytest.param("notebook", marks=pytest.mark.slow), "crash", "empty",
+                                  pytest.param("solved_notebook", marks=pytest.mark.slow)])  # notebooks: slow
 def test_two_parts_with_hidden_checks(zips, tmp_path, case):
     if case == "stubs":
         submission = _files(ROOT / "homework" / HW)
