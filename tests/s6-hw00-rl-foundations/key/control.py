@@ -8,6 +8,10 @@ import numpy as np
 
 from control_envs import RandomMDP
 
+# key calls whose inputs are the student's own run (its episodes and transitions): on hidden inputs they are computed,
+# never looked up among the recorded answers (grader.key.AnswerKey)
+FROM_THE_RUN = ("replay_answer", "replay_mistakes", "exploration_steps", "audit_run", "episode_sums",
+                "returns_mistakes")
 RULES = {"q_learning": "max", "sarsa": "next"}
 WRONG = {"q_learning": ("цель строится по действию, которое агент сделал дальше (это SARSA), "
                         "а нужен max_b Q(s', b)", "next"),
