@@ -170,3 +170,28 @@ def test_a_batch_refuses_to_start_without_records(tmp_path, monkeypatch, hw):
     monkeypatch.setattr(batch, "grade_submission", lambda *a, **k: pytest.fail("graded without records"))
     with pytest.raises(homeworks.UsageError, match=COMMAND):
         batch.run(hw, [(p, None) for p in hw.parts], tmp_path / "class", allow_unconfined=True)
+
+
+def test_a_key_call_on_the_students_own_run_is_computed_never_looked_up_or_recorded(tmp_path, monkeypatch):
+    """A key module's FROM_THE_RUN names the calls whose inputs are the student's own run (its episodes): on hidden
+    inputs they are computed at once, never fingerprinted, looked up among the records or recorded; the key's other
+    calls are recorded as before (and a run they were not recorded for would be a kit error, not a recompute)."""
+    tests_dir = tmp_path / "tests" / "hw-x"
+    (tests_dir / "key").mkdir(parents=True)
+    (tests_dir / "key" / "part.py").write_text(
+        "FROM_THE_RUN = ('episode_sums',)\n"
+        "def episode_sums(episodes):\n    return [sum(e) for e in episodes]\n"
+        "def oracle(x):\n    return 2 * x\n", encoding="utf-8")
+    recording: dict = {}
+    monkeypatch.setattr(key, "RECORDING", recording)
+    monkeypatch.setitem(key.CURRENT, "hidden", True)
+    monkeypatch.setitem(key.CURRENT, "test", "test_run")
+    answer_key = key.AnswerKey(tests_dir, "part")
+    monkeypatch.setattr(key, "fingerprint", lambda *a, **k: pytest.fail("FROM_THE_RUN's inputs were fingerprinted"))
+    assert answer_key.episode_sums([[1, 2], [3]]) == [3, 3]
+    assert recording == {}
+    monkeypatch.undo()
+    monkeypatch.setattr(key, "RECORDING", recording)
+    monkeypatch.setitem(key.CURRENT, "hidden", True)
+    assert answer_key.oracle(3) == 6
+    assert [e["function"] for e in recording["part"]] == ["oracle"]
