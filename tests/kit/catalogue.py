@@ -51,12 +51,16 @@ def inputs_of(path: Path) -> str:
 class Graded:
     """Grades the mutants the session selected, each once, as soon as the session starts: ``graded[path]`` is
     (the part's result, the scoreboard); for a path of ``whole``, ``graded.compared(path)`` also grades it on
-    every check of its part."""
+    every check of its part; for a path of ``every``, ``graded.every(path)`` is its result graded for the record
+    (public and the default secret's hidden inputs) on every check whose verdict it can change, past the first
+    block too."""
 
-    def __init__(self, paths: list[Path], tmp_factory, whole: list[Path] = ()):
-        parts: dict[tuple[str, str, str], list[Path]] = {}
+    def __init__(self, paths: list[Path], tmp_factory, whole: list[Path] = (), every: list[Path] = ()):
+        parts: dict[tuple[str, str, str, bool], list[Path]] = {}
         for path in dict.fromkeys(paths):
-            parts.setdefault((path.parent.parent.name, path.parent.name, inputs_of(path)), []).append(path)
+            parts.setdefault((path.parent.parent.name, path.parent.name, inputs_of(path), False), []).append(path)
+        for path in dict.fromkeys(every):
+            parts.setdefault((path.parent.parent.name, path.parent.name, "hidden", True), []).append(path)
         cpus = os.cpu_count() or 2
         cost = {key: len(ps) * homeworks.load(key[0]).part(key[1]).cost for key, ps in parts.items()}
         share = sum(cost.values()) / (2 * cpus) or 1.0  # the work of one process: about half a CPU's
@@ -66,18 +70,19 @@ class Graded:
             chunks += [(key, ps[i::n]) for i in range(n)]
         tmp_factory.getbasetemp()  # made here, once: threads making it at once remove each other's (--basetemp)
         self.pool = ThreadPoolExecutor(max_workers=cpus)
-        self.futures, self.whole = {}, {}
+        self.futures, self.whole, self.everywhere = {}, {}, {}
         for key, ps in chunks:
             future = self.pool.submit(self._grade, key, ps, set(whole), tmp_factory)
-            self.futures.update({path: future for path in ps})
+            (self.everywhere if key[3] else self.futures).update({path: future for path in ps})
 
-    def _grade(self, key: tuple[str, str, str], paths: list[Path], whole: set[Path], tmp_factory) -> dict:
+    def _grade(self, key: tuple[str, str, str, bool], paths: list[Path], whole: set[Path], tmp_factory) -> dict:
         hw, part = homeworks.load(key[0]), homeworks.load(key[0]).part(key[1])
-        tmp = tmp_factory.mktemp(f"catalogue-{key[1]}-{key[2]}")
-        mutants = [{"path": str(p), "folder": str(mutant_folder(p, tmp / p.stem)[2]), "whole": p in whole}
-                   for p in paths]
+        tmp = tmp_factory.mktemp(f"catalogue-{key[1]}-{key[2]}{'-every' if key[3] else ''}")
+        mutants = [{"path": str(p), "folder": str(mutant_folder(p, tmp / p.stem)[2]),
+                    "whole": p in whole and not key[3]} for p in paths]
         job, out = tmp / "job.json", tmp / "out.json"
-        job.write_text(json.dumps({"homework": hw.name, "part": part.id, "mutants": mutants}), encoding="utf-8")
+        job.write_text(json.dumps({"homework": hw.name, "part": part.id, "mutants": mutants, "every": key[3]}),
+                       encoding="utf-8")
         token = uuid.uuid4().hex
         proc = subprocess.run([sys.executable, str(RUN), str(job), str(out)], capture_output=True, text=True,
                               env=checking_environment(token, key[2]), cwd=str(tmp), timeout=3600)
@@ -94,6 +99,10 @@ class Graded:
 
     def __getitem__(self, path: Path):
         return self.futures[path].result()[path]
+
+    def every(self, path: Path):
+        """(the part's result, the scoreboard) of ``path`` graded for the record on every check it can change."""
+        return self.everywhere[path].result()[path]
 
     def compared(self, path: Path):
         """(the check records of ``path``'s grading, those of the same mutant graded on every check, how many of its

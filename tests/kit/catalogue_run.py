@@ -23,7 +23,9 @@ A mutant is graded on the checks whose verdict it can change, and only as far as
   a check of Q-learning also compares against are not paid again for each mutant of Q-learning. The reference's
   functions are deterministic given their arguments (their randomness comes from the generator or seed passed).
 The kit's tests grade a few mutants on every check, every call made for real, as well and compare (``"whole":
-true``): every verdict and message kept or computed, and the first block of the feedback, must be the same.
+true``): every verdict and message kept or computed, and the first block of the feedback, must be the same. A job
+with ``"every": true`` grades each mutant on every check it can change, past the first block (no ``FirstBlock``, no
+second stage left out): every name any block prints.
 
 Usage: ``python catalogue_run.py JOB.json OUT.json``; JOB holds the homework, the part, the reference's folder and
 the mutants (``{"path", "folder", "whole"}``); OUT gets each implementation's check records (grader.results).
@@ -243,12 +245,17 @@ def plan(reference: list[dict], changed: set[str] | None, order: list[str]) -> t
     return early, [c["name"] for c in can_fail if c["name"] not in early], begin
 
 
-def grade_mutant(hw, part, folder: str, reference: list[dict], staged, order: list[str]) -> list[dict]:
-    """The mutant's check records: those run, and the reference's for the checks that cannot fail."""
+def grade_mutant(hw, part, folder: str, reference: list[dict], staged, order: list[str],
+                 every: bool = False) -> list[dict]:
+    """The mutant's check records: those run, and the reference's for the checks that cannot fail; ``every``: every
+    check that can fail is run, past the first block too."""
     rank = {f: i for i, f in enumerate(order)}
     if staged is None:
         return _guarded(grade(hw, part, folder))
     early, late, begin = staged
+    if every:
+        run = {c["name"]: c for c in grade(hw, part, folder, early + late)} if early + late else {}
+        return _guarded([run.get(c["name"], c) for c in reference])
     run = {c["name"]: c for c in grade(hw, part, folder, early, order)} if early else {}
     failed = [rank.get(c["subject"], -1) for c in run.values() if c["outcome"] != "passed"]
     if late and not (failed and min(failed) <= begin and _guards_settled(reference, run, set(late))):
@@ -294,7 +301,8 @@ def main(job_file: str, out_file: str) -> None:
             changed = reach(solution, Path(mutant["path"]).read_text(encoding="utf-8"))
             staged = plan(reference, changed, order)
             memo.unchanged, memo.used = (None if changed is None else functions - changed), 0
-            out[mutant["path"]] = {"checks": grade_mutant(hw, part, mutant["folder"], reference, staged, order)}
+            out[mutant["path"]] = {"checks": grade_mutant(hw, part, mutant["folder"], reference, staged, order,
+                                                          every=job.get("every", False))}
             memo.unchanged = None  # graded on every check: every call made for real
             if mutant.get("whole") and staged is not None:
                 out[mutant["path"]].update(whole=_guarded(grade(hw, part, mutant["folder"])), remembered=memo.used)

@@ -35,16 +35,25 @@ collect_ignore = ["second_homework"]
 @pytest.fixture(scope="session")
 def graded_catalogue(request, tmp_path_factory):
     """Every mutant that a selected test asks about, graded once (see catalogue.py); a ``whole_path`` is graded on
-    every check of its part too."""
-    paths, whole = [], []
+    every check of its part too; the ``path`` of a test that asks for ``graded_every`` also for the record on every
+    check it can change."""
+    paths, whole, every = [], [], []
     for item in request.session.items:
         params = getattr(getattr(item, "callspec", None), "params", {})
         if "graded_catalogue" in getattr(item, "fixturenames", ()):
             paths += [params[k] for k in ("path", "whole_path") if k in params]
             whole += [params["whole_path"]] if "whole_path" in params else []
-    graded = Graded(paths, tmp_path_factory, whole)
+            every += [params["path"]] if "path" in params and "graded_every" in item.fixturenames else []
+    graded = Graded(paths, tmp_path_factory, whole, every)
     yield graded
     graded.close()
+
+
+@pytest.fixture
+def graded_every(graded_catalogue):
+    """``graded_every(path)``: (the part's result, the scoreboard) of the mutant graded for the record (public and
+    hidden inputs) on every check whose verdict it can change, past the first block."""
+    return graded_catalogue.every
 
 
 def pytest_collection_modifyitems(session, config, items):

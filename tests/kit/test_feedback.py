@@ -249,10 +249,12 @@ def test_every_mistake_says_which_function_it_breaks_and_what_names_it():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", CASES, ids=IDS)
-def test_every_mistake_opens_on_the_function_it_breaks_and_names_only_itself(path, graded_catalogue):
+def test_every_mistake_opens_on_the_function_it_breaks_and_names_only_itself(path, graded_catalogue, graded_every):
     """The first group of failures is about a function the mutant breaks; a diagnosis in the first block names this
     mistake (one of its NAMED_BY texts), never another; a mistake that has NAMED_BY texts is named in the first
-    block."""
+    block. And every block: graded for the record (public inputs and the default secret's hidden ones) on every
+    check it can change, no failure names another catalogued mistake (where two mistakes give the same answer on a
+    check's input, the check needs an input that tells them apart, or names neither)."""
     result, text = graded_catalogue[path]
     assert not result.error, result.error
     hw = homeworks.load(path.parent.parent.name)
@@ -270,6 +272,11 @@ def test_every_mistake_opens_on_the_function_it_breaks_and_names_only_itself(pat
         f"the first block names a mistake that is not this one (NAMED_BY = {named_by}):\n{block}"
     assert not named_by or any(t in block for t in named_by), \
         f"the first block does not name this mistake (NAMED_BY = {named_by}):\n{block}"
+    everywhere, _ = graded_every(path)
+    assert not everywhere.error, everywhere.error
+    others = [f"{c.name}{' (hidden)' if c.hidden else ''}: {c.diagnosis}" for c in everywhere.checks
+              if not c.passed and c.diagnosis and not any(t in c.diagnosis for t in named_by)]
+    assert not others, f"checks name a mistake that is not this one (NAMED_BY = {named_by}):\n" + "\n".join(others)
 
 
 def test_the_students_text_lands_in_a_message_as_one_line_and_names_no_mistake():

@@ -1,6 +1,6 @@
 """Ties in argmax always go to the first action (np.argmax): at the start, with Q = 0, the agent only goes up."""
 BREAKS = "epsilon_greedy"
-NAMED_BY = ["np.argmax всегда берёт первое из равных"]  # the hint that names this mistake in the first block
+NAMED_BY = ["np.argmax всегда берёт первое из равных", "ничья разбита первым по номеру действием"]
 import numpy as np
 
 

@@ -1,6 +1,6 @@
 """ε-greedy with ε and 1 − ε swapped: the random action is taken with probability 1 − ε (rng.random() > ε)."""
 BREAKS = "epsilon_greedy"
-NAMED_BY = ["ε и 1 − ε перепутаны"]
+NAMED_BY = ["ε и 1 − ε перепутаны", "ε — вероятность жадного действия, а не случайного"]
 import numpy as np
 
 

@@ -1,6 +1,6 @@
 """Policy evaluation takes the max over actions instead of the average under π: it computes V*, not V^π."""
 BREAKS = "policy_evaluation"
-NAMED_BY = ["взят max по действиям (это V*, а не V^π)"]
+NAMED_BY = ["взят max по действиям (это V*, а не V^π)", "взят max по действиям, а не среднее по π"]
 import numpy as np
 
 

@@ -1,6 +1,6 @@
 """Returns accumulated forward from the start of the episode: G_t = r_t + γ·G_{t−1}."""
 BREAKS = "discounted_returns"
-NAMED_BY = ["отдача накоплена с начала эпизода"]
+NAMED_BY = ["отдача накоплена с начала эпизода", "отдачи накоплены с начала эпизода"]
 import numpy as np
 
 

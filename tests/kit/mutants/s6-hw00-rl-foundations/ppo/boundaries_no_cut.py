@@ -1,6 +1,6 @@
 """GAE over a batch is not cut at the end of an episode: the recursion runs through it."""
 BREAKS = "gae_with_boundaries"
-NAMED_BY = ["рекурсия не обрывается на конце эпизода"]
+NAMED_BY = ["рекурсия не обрывается на конце эпизода", "рекурсия не обрывается на концах эпизодов"]
 import numpy as np
 
 

@@ -1,6 +1,6 @@
 """A truncated step is treated as terminal: V(s_{t+1}) of the real next observation is dropped."""
 BREAKS = "gae_with_boundaries"
-NAMED_BY = ["оборванный эпизод не бутстрапит V(s_{t+1})"]
+NAMED_BY = ["оборванный эпизод не бутстрапит V(s_{t+1})", "оборванный эпизод (truncated) не бутстрапит V(s_{t+1})"]
 import numpy as np
 
 
