@@ -19,6 +19,8 @@ WRONG = {"q_learning": ("цель строится по действию, кот
                    "для действия a', которое агент сделает дальше", "max")}
 FRESH = ("a' в цели — отдельный ε-жадный выбор, а на следующем шаге агент делает другой, новый: в SARSA цель строится "
          "по тому самому a', которое агент затем и сделает (выберите его один раз и перенесите на следующий шаг)")
+CURRENT = ("в цели Q(s', a) взято текущее действие a, а нужно следующее a' — то, которое агент выберет ε-жадно в s' и "
+           "сделает на следующем шаге")
 TABLE_MAX = "max взят по всей таблице Q, а нужен максимум по действиям в s': max_b Q(s', b)"
 TERMINAL_BOOTSTRAP = "после terminated всё равно бутстрапят Q следующего наблюдения: у конечного перехода будущего нет"
 TERMINAL_SKIPPED = ("на последнем шаге (terminated) Q(s, a) не обновляется: цикл прерван до обновления, а цель там — "
@@ -39,7 +41,8 @@ def replay(episodes, n_states, n_actions, alpha, gamma, rule, bootstrap_terminal
            truncated_terminal=False, before_step=None):
     """Q after applying `rule` to the recorded transitions in order: 'max' — Q-learning, 'next' — SARSA,
     'other' — SARSA whose target takes the other of two actions than the one taken next (a fresh draw of a'),
-    'table_max' — the max over the whole table instead of over s'. skip_terminal: no update on `terminated`;
+    'current' — SARSA whose target takes the current action a (Q(s', a)), 'table_max' — the max over the whole
+    table instead of over s'. skip_terminal: no update on `terminated`;
     truncated_terminal: no bootstrap after `truncated` either. before_step(Q, i, step): called before each step's
     update with the Q the replay holds then (the i-th step of its episode)."""
     Q = np.zeros((n_states, n_actions))
@@ -55,6 +58,8 @@ def replay(episodes, n_states, n_actions, alpha, gamma, rule, bootstrap_terminal
                 future = Q[s_next].max()
             elif rule == "table_max":
                 future = Q.max()
+            elif rule == "current":
+                future = Q[s_next, a]
             elif i + 1 < len(episode):  # SARSA: the action actually taken next in this episode (or the other one)
                 future = Q[s_next, episode[i + 1][1] if rule == "next" else 1 - episode[i + 1][1]]
             else:
@@ -77,6 +82,8 @@ def replay_mistakes(name, episodes, n_states, n_actions, alpha, gamma, truncatio
     out = {wrong_name: replay(episodes, n_states, n_actions, alpha, gamma, wrong_rule)}
     if name == "sarsa" and n_actions == 2:
         out[FRESH] = replay(episodes, n_states, n_actions, alpha, gamma, "other")
+    if name == "sarsa":
+        out[CURRENT] = replay(episodes, n_states, n_actions, alpha, gamma, "current")
     if name == "q_learning":
         out[TABLE_MAX] = replay(episodes, n_states, n_actions, alpha, gamma, "table_max")
     out[TERMINAL_BOOTSTRAP] = replay(episodes, n_states, n_actions, alpha, gamma, rule, bootstrap_terminal=True)
@@ -167,8 +174,10 @@ def _fork_reward(b):
 
 def fork_answers(name, alpha, gamma):
     """Two episodes on the fork (control_envs.Fork) for every outcome of the agent's choices: ``[b1][a][b2]`` ->
-    {"expected": Q [3, 2], "mistakes": {name: Q}}; b1 — the action at the fork in episode 1, a — at the start in
-    episode 2, b2 — at the fork in episode 2."""
+    {"expected": Q [3, 2], "mistakes": {name: Q}, "drawn": {name: Q}}; b1 — the action at the fork in episode 1,
+    a — at the start in episode 2, b2 — at the fork in episode 2. "mistakes": a rule that gives its Q on every
+    outcome (left out where it is the right one); "drawn": a mistake that hangs on a draw the journal never sees (a
+    fresh a' in SARSA's target), its Q where that draw is not the action taken."""
     out = []
     for b1 in (0, 1):
         row = []
@@ -177,8 +186,10 @@ def fork_answers(name, alpha, gamma):
             for b2 in (0, 1):
                 episodes = [[(1, b1, _fork_reward(b1), 2, True, False)],
                             [(0, a, 0.0, 1, False, False), (1, b2, _fork_reward(b2), 2, True, False)]]
-                cell.append({"expected": replay_answer(name, episodes, 3, 2, alpha, gamma),
-                             "mistakes": replay_mistakes(name, episodes, 3, 2, alpha, gamma)})
+                mistakes = replay_mistakes(name, episodes, 3, 2, alpha, gamma)
+                drawn = {FRESH: mistakes.pop(FRESH)} if FRESH in mistakes else {}
+                cell.append({"expected": replay_answer(name, episodes, 3, 2, alpha, gamma), "mistakes": mistakes,
+                             "drawn": drawn})
             row.append(cell)
         out.append(row)
     return out
@@ -193,10 +204,12 @@ def terminal_step_answers(alpha):
     return [replay([[(1, b, _time_limit_reward(b), 0, True, False)]], 2, 2, alpha, 0.0, "max") for b in (0, 1)]
 
 
-def time_limit_answers(alpha, gamma):
-    """Three episodes on the time-limited fork at ε = 0 (control_envs.TimeLimitFork): ``[b1][a]`` ->
+def time_limit_answers(alpha, gamma, name="q_learning"):
+    """Three episodes of `name` on the time-limited fork at ε = 0 (control_envs.TimeLimitFork): ``[b1][a]`` ->
     {"expected": Q [2, 2], "mistakes": {name: Q}}; b1 — the action at the fork in episodes 1 and 3 (greedy in 3),
-    a — at the start in episode 2 (cut by the time limit on arriving at the fork)."""
+    a — at the start in episode 2 (cut by the time limit on arriving at the fork). SARSA's target there takes
+    a' = b1 (greedy), so its answer is Q-learning's; its target from the current action a is a mistake of its own
+    (where a ≠ b1 it gives what a lost bootstrap gives: Q(1, a) = 0)."""
     out = []
     for b1 in (0, 1):
         row = []
@@ -208,6 +221,8 @@ def time_limit_answers(alpha, gamma):
                                                                    truncated_terminal=True),
                                      TERMINAL_BOOTSTRAP: replay(episodes, 2, 2, alpha, gamma, "max",
                                                                 bootstrap_terminal=True)}})
+            if name == "sarsa":
+                row[-1]["mistakes"][CURRENT] = replay(episodes, 2, 2, alpha, gamma, "current")
         out.append(row)
     return out
 

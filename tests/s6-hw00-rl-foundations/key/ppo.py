@@ -143,8 +143,10 @@ def clip_mistakes(logp_new, logp_old, adv, eps=0.2, unique=True):
            "клиппировано произведение ρ·Â, а нужно само ρ: min(ρ·Â, clip(ρ, 1−ε, 1+ε)·Â)":
                np.mean(np.minimum(ratio * adv, np.clip(ratio * adv, 1 - eps, 1 + eps))),
            "сумма вместо среднего": np.sum(np.minimum(ratio * adv, clip * adv)),
-           "min взят от самих ρ и clip(ρ), а нужно от произведений: min(ρ·Â, clip(ρ, 1−ε, 1+ε)·Â)":
-               np.mean(np.minimum(ratio, clip) * adv)}
+           # min(ρ, clip(ρ))·Â = min(ρÂ, clip(ρ)Â) for Â ≥ 0 and max(ρÂ, clip(ρ)Â) for Â < 0: one answer on every
+           # input, two ways to write it, so the name says both
+           "min взят от самих ρ и clip(ρ) (или, что то же самое, min при Â ≥ 0 и max при Â < 0), а нужен min от "
+           "произведений при любом знаке Â: min(ρ·Â, clip(ρ, 1−ε, 1+ε)·Â)": np.mean(np.minimum(ratio, clip) * adv)}
     if eps != 0.2:
         out["eps не используется: посчитано при ε = 0.2"] = np.mean(np.minimum(
             ratio * adv, np.clip(ratio, 0.8, 1.2) * adv))

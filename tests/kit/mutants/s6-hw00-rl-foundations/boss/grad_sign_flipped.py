@@ -1,7 +1,7 @@
 """policy_loss returns the gradient of the objective (to maximize) with the loss to minimize: the sign of
 dlogits is flipped."""
 BREAKS = "policy_loss"
-NAMED_BY = ["знак градиента перевёрнут: это градиент цели"]
+NAMED_BY = ["знак градиента перевёрнут: это градиент цели", "знак градиента перевёрнут"]
 import numpy as np
 
 

@@ -1,6 +1,6 @@
 """max instead of min in the clipped objective: the optimistic bound (loss and gradient alike)."""
 BREAKS = "policy_loss"
-NAMED_BY = ["max вместо min в клиппированной цели"]
+NAMED_BY = ["max вместо min в клиппированной цели", "max вместо min"]
 import numpy as np
 
 
