@@ -415,6 +415,45 @@ def test_clip_random(ppo, seed):
     check_float(got, expected, what=f"ppo_clip_objective, B = {B}, ε = {eps:.3f}", hint=hint, mistakes=mistakes)
 
 
+QUOTIENT = ("ρ посчитано как частное exp(logp_new) / exp(logp_old): при log π < −745 обе экспоненты в float64 равны 0, "
+            "и 0/0 = NaN. Считайте, как в уроке, ρ = exp(logp_new − logp_old): разность логарифмов конечна.")
+
+
+def unlikely_batch(seed, B=32):
+    """(logp_new, logp_old, adv) of a batch of actions that are almost impossible: log π_old from −900 to −760 (below
+    −745, where exp is 0 in float64), log π_new = log π_old + N(0, 0.3), so that ρ is an ordinary number near 1."""
+    rng = np.random.default_rng(seed)
+    logp_old = -rng.uniform(760, 900, size=B)
+    return logp_old + rng.normal(0, 0.3, size=B), logp_old, rng.normal(size=B)
+
+
+def all_nan(got):
+    try:
+        return bool(np.all(np.isnan(np.asarray(got, dtype=float))))
+    except (TypeError, ValueError):
+        return False
+
+
+@graded("Клиппированная цель для почти невозможных действий: log π ≈ −800 < −745, exp(log π) = 0 в float64, а ρ = "
+        "exp(logp_new − logp_old) конечно (seed {seed})", subject="ppo_clip_objective", oracle=True)
+@inputs("seed", [13])
+def test_clip_unlikely_actions(ppo, seed):
+    """log π_old и log π_new ниже −745: сами вероятности в float64 — нули, а их отношение ρ = exp(log π_new −
+    log π_old) — обычное число около 1. Частное exp(logp_new) / exp(logp_old) даёт 0/0 = NaN."""
+    logp_new, logp_old, adv = unlikely_batch(seed)
+    expected = key.clip_objective(logp_new, logp_old, adv, 0.2)
+    with np.errstate(all="ignore"):
+        got = ppo.ppo_clip_objective(logp_new.copy(), logp_old.copy(), adv.copy())
+    hint = "ρ = exp(logp_new − logp_old): разность логарифмов, а не частное вероятностей."
+    if not matches(got, expected) and not clip_ok(ppo):
+        hint = Defer("сначала исправьте проверки клиппинга выше: ответ неверен уже на обычных log π.",
+                     "test_clip_five_cases", "test_clip_five_cases_mean")
+    elif all_nan(got):
+        hint = Mistake(QUOTIENT)
+    check_float(got, expected, what=f"ppo_clip_objective, B = {len(adv)}, log π_old от {logp_old.min():.0f} до "
+                                    f"{logp_old.max():.0f}, ε = 0.2", hint=hint)
+
+
 # ---- advantage normalization --------------------------------------------------------------
 
 NORMALIZED_1234 = [-1.3416407864998738, -0.4472135954999579, 0.4472135954999579, 1.3416407864998738]  # ±3/√5, ±1/√5
@@ -466,6 +505,36 @@ def test_normalize_random(ppo, seed):
                      "одном векторе, так что дело не в форме батча.", "test_normalize_pinned")
     check_close(got, expected, what="normalize_advantages для батча формы (8, 4): по всем элементам сразу", hint=hint,
                 mistakes=mistakes)
+
+
+ONE_PASS = ("без сдвига ответ верен, а со сдвигом 10⁸ — нет: знаки теряются при округлении. Так бывает, если дисперсия "
+            "посчитана в один проход, E[Â²] − (E[Â])²: оба слагаемых около 10¹⁶, и их разность не хранит разброс в "
+            "единицы (или выходит отрицательной, и корень — NaN), или если Â приведены к float32. Сначала вычтите "
+            "среднее, потом возводите в квадрат (np.std так и считает), всё во float64.")
+
+
+@graded("Нормировка преимуществ с большим общим сдвигом (около ±10⁸): std считается от отклонений, E[Â²] − E[Â]² "
+        "теряет все знаки (seed {seed})", subject="normalize_advantages", oracle=True)
+@inputs("seed", [17])
+def test_normalize_large_offset(ppo, seed):
+    """Â = c + шум, |c| ≈ 10⁸, разброс шума 0.5–3: нормировка от сдвига не зависит, ответ — нормированный шум.
+    Дисперсия как E[Â²] − E[Â]² — разность двух чисел около 10¹⁶ с ошибкой округления в единицы: от разброса в
+    единицы ничего не остаётся."""
+    rng = np.random.default_rng(seed)
+    adv = rng.choice([-1.0, 1.0]) * rng.uniform(0.5e8, 2e8) + rng.normal(0, rng.uniform(0.5, 3.0), size=(6, 5))
+    expected = key.normalized(adv)
+    with np.errstate(all="ignore"):
+        got = ppo.normalize_advantages(adv.copy())
+    hint = ("(Â − mean) / (std + eps) с np.std: сначала отклонения Â − mean, потом их квадраты — так сдвиг уходит "
+            "до возведения в квадрат.")
+    if not matches(got, expected) and not matches(
+            attempt(None, ppo.normalize_advantages, np.array([1.0, 2.0, 3.0, 4.0])), NORMALIZED_1234):
+        hint = Defer("сначала исправьте проверку «Нормировка преимуществ: [1, 2, 3, 4] …» выше: ответ неверен уже без "
+                     "сдвига.", "test_normalize_pinned")
+    elif not matches(got, expected):
+        hint = ONE_PASS  # right without the offset: digits lost to it (one pass, or float32)
+    check_close(got, expected, atol=1e-6, what=f"normalize_advantages для батча (6, 5) около {adv.mean():.3g}",
+                hint=hint)
 
 
 # ---- the full loss -----------------------------------------------------------------------
@@ -535,6 +604,29 @@ def test_ppo_loss_random(ppo, seed):
         check_unchanged(before, after, name=name, function="ppo_loss")
 
 
+@graded("Loss PPO для почти невозможных действий: log π ≈ −800 < −745, ρ = exp(logp_new − logp_old) конечно "
+        "(seed {seed})", subject="ppo_loss", oracle=True)
+@inputs("seed", [19])
+def test_ppo_loss_unlikely_actions(ppo, seed):
+    """Те же почти невозможные действия, что в проверке клиппированной цели: exp(log π) = 0 в float64, а ρ — число
+    около 1. Loss со значениями по умолчанию ε = 0.2, c_v = 0.5, c_e = 0.01."""
+    logp_new, logp_old, adv = unlikely_batch(seed)
+    rng = np.random.default_rng(1000 + seed)
+    values_pred, returns, entropy = rng.normal(size=32), rng.normal(size=32), rng.uniform(0.1, 1.5, size=32)
+    expected = key.loss(logp_new, logp_old, adv, values_pred, returns, entropy)
+    clip_expected = key.clip_objective(logp_new, logp_old, adv, 0.2)
+    with np.errstate(all="ignore"):
+        got = ppo.ppo_loss(*[x.copy() for x in (logp_new, logp_old, adv, values_pred, returns, entropy)])
+    hint = "ρ = exp(logp_new − logp_old): разность логарифмов, а не частное вероятностей."
+    if not matches(got, expected) and went_through(ppo, "ppo_loss", "ppo_clip_objective") and not matches(
+            attempt(None, ppo.ppo_clip_objective, logp_new.copy(), logp_old.copy(), adv.copy()), clip_expected):
+        hint = Defer(DEFER_CLIP.format(what="loss PPO"), "test_clip_unlikely_actions", "ppo_clip_objective")
+    elif all_nan(got):
+        hint = Mistake(QUOTIENT)
+    check_float(got, expected, what=f"ppo_loss, B = 32, log π_old от {logp_old.min():.0f} до {logp_old.max():.0f}",
+                hint=hint)
+
+
 # ---- GAE over a batch with episode boundaries ---------------------------------------------
 
 BOUNDARY = dict(rewards=[1.0, 0.0, 1.0, 2.0], values=[1.0, 2.0, 0.5, 1.0], next_values=[2.0, 5.0, 1.0, 3.0],
@@ -602,6 +694,38 @@ def test_boundaries_random(ppo, seed):
     check_close(ret, expected_returns, what="gae_with_boundaries: returns", mistakes=returns_mistakes)
     for name, before, after in zip(["rewards", "values", "next_values", "terminated", "truncated"], inputs, copies):
         check_unchanged(before, after, name=name, function="gae_with_boundaries")
+
+
+@graded("Шаг с обоими флагами (terminated и truncated): конечное состояние не бутстрапит, рекурсия обрывается; флаги "
+        "bool и 0/1 (seed {seed})", subject="gae_with_boundaries", oracle=True)
+@inputs("seed", [23])
+def test_boundaries_both_flags(ppo, seed):
+    """Лимит шагов может совпасть с концом задачи: Gymnasium тогда отдаёт terminated = truncated = True. Конечное
+    состояние будущего не имеет, обрыв его не возвращает: δ_t = r_t − V(s_t), и рекурсия на этом шаге обрывается.
+    В батче есть шаги только с terminated, только с truncated и с обоими флагами."""
+    rng = np.random.default_rng(seed)
+    T = 30
+    rewards, values, next_values = rng.normal(size=T), rng.normal(size=T), rng.normal(size=T)
+    kind = rng.choice(4, size=T, p=[0.7, 0.1, 0.1, 0.1])  # 0: the episode goes on, 1: terminated, 2: truncated, 3: both
+    kind[rng.choice(T - 1, size=3, replace=False)] = [1, 2, 3]  # each kind at least once
+    terminated, truncated = np.isin(kind, (1, 3)), np.isin(kind, (2, 3))
+    gamma, lam = 0.98, float(rng.uniform(0.6, 0.95))
+    expected, expected_returns = key.boundary_gae(rewards, values, next_values, terminated, truncated, gamma, lam)
+    mistakes = key.boundary_mistakes(rewards, values, next_values, terminated, truncated, gamma, lam, names="both")
+    hint = ("terminated и truncated вместе — это конец задачи: δ_t = r_t − V(s_t) (без γ·V(s_{t+1})), и рекурсия "
+            "обрывается. Бутстрап — только при truncated без terminated: (1 − terminated_t) в δ, (1 − done_t) в "
+            "рекурсии, done = terminated или truncated.")
+    where = f"gae_with_boundaries, T = {T}, шаги с обоими флагами: {np.flatnonzero(kind == 3).tolist()}"
+    adv, ret = gae_pair(ppo.gae_with_boundaries(rewards.copy(), values.copy(), next_values.copy(), terminated.copy(),
+                                                truncated.copy(), gamma, lam), "gae_with_boundaries")
+    check_close(adv, expected, what=f"{where}, флаги bool", hint=hint, mistakes=mistakes)
+    check_close(ret, expected_returns, what="gae_with_boundaries: returns = advantages + values")
+    adv01, _ = gae_pair(ppo.gae_with_boundaries(rewards, values, next_values, terminated.astype(np.int64),
+                                                truncated.astype(np.int64), gamma, lam), "gae_with_boundaries")
+    check_close(adv01, expected, what=f"{where}, флаги 0/1 (np.int64)",
+                hint="флаги бывают и числами 0/1: приведите их к bool (np.asarray(x, dtype=bool)) и берите done = "
+                     "terminated | truncated; `~` на целых числах даёт −1 и −2, а terminated + truncated на шаге с "
+                     "обоими флагами — 2, и 1 − done = −1.")
 
 
 @graded("Параллельные среды: форма [T, N] — каждый столбец считается отдельно", subject="gae_with_boundaries",

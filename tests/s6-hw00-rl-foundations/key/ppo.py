@@ -276,6 +276,11 @@ BOUNDARY_NAMES = {
 }
 
 
+BOUNDARY_NAMES["both"] = dict(BOUNDARY_NAMES["random"], both_bootstraps=(
+    "на шаге с обоими флагами (terminated и truncated) δ бутстрапит V(s_{t+1}): truncated проверен раньше terminated, "
+    "а у конечного состояния будущего нет, обрыв лимитом его не возвращает"))
+
+
 def boundary_returns_mistakes(rewards, values, next_values, terminated, truncated, gamma, lam):
     """What typical wrong returns of gae_with_boundaries are, [T] or [T, N], when its advantages are right (its
     returns checks come after its advantages pass)."""
@@ -285,7 +290,8 @@ def boundary_returns_mistakes(rewards, values, next_values, terminated, truncate
 
 def boundary_mistakes(rewards, values, next_values, terminated, truncated, gamma, lam, names="random"):
     """What typical wrong gae_with_boundaries return for one environment [T] (advantages), named as the check
-    ``names`` ("hand_made" or "random") names them."""
+    ``names`` ("hand_made", "random", or "both": a batch with steps flagged both terminated and truncated) names
+    them."""
     r, v, vn = (np.asarray(x, float) for x in (rewards, values, next_values))
     term, trunc = np.asarray(terminated, bool), np.asarray(truncated, bool)
     ends, never = term | trunc, np.zeros(len(r), dtype=bool)
@@ -299,6 +305,7 @@ def boundary_mistakes(rewards, values, next_values, terminated, truncated, gamma
         "flags_shifted": boundary_oracle(r, v, vn, np.append(term[1:], False), np.append(trunc[1:], False),
                                          gamma, lam),
         "values_shifted": boundary_oracle(r, v, shifted, term, trunc, gamma, lam),
+        "both_bootstraps": boundary_oracle(r, v, vn, term & ~trunc, trunc, gamma, lam),
     }
     return {name: wrong[what] for what, name in BOUNDARY_NAMES[names].items()}
 
