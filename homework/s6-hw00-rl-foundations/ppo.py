@@ -95,7 +95,9 @@ def gae_with_boundaries(rewards, values, next_values, terminated, truncated, gam
                       наблюдения, на котором эпизод оборвали, а не первого наблюдения нового эпизода);
         terminated  — True, если на шаге t агент дошёл до конечного состояния;
         truncated   — True, если на шаге t эпизод оборван лимитом шагов;
-                      флаги — bool или числа 0/1 (проверка даёт и те, и другие);
+                      флаги — bool или числа 0/1 (проверка даёт и те, и другие); шаг может быть
+                      и terminated, и truncated сразу (лимит совпал с концом задачи) — это конец
+                      задачи: бутстрапа нет;
         gamma, lam  — γ и λ.
     Возвращает (advantages, returns) той же формы, returns = advantages + values.
 

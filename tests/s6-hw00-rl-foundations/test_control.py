@@ -501,6 +501,32 @@ def test_one_action_mdp(control, name, seed):
                 mistakes=answer["mistakes"])
 
 
+BOTH_STEPS = 4  # the time limit of the edge check below: about one episode in ten ends with both flags
+
+
+@graded("{name} со значениями по умолчанию (α = 0.5, γ = 1, ε = 0.1) на MDP с одним действием, где лимит шагов "
+        "может совпасть с концом задачи (terminated и truncated сразу: цель — r) (seed {seed})", subject="{name}",
+        oracle=True)
+@inputs("name,seed", [("q_learning", 2), ("sarsa", 2)])
+def test_defaults_and_both_flags(control, name, seed):
+    """Вызов {name}(env, 60, seed=seed) без alpha, gamma и epsilon — значения по умолчанию из сигнатуры: α = 0.5,
+    γ = 1, ε = 0.1. Одно действие: эпизоды — те, что даёт сама среда. Лимит в 4 шага может прийтись на шаг, на
+    котором задача кончилась: тогда terminated и truncated оба True, и это конец задачи — цель r, без бутстрапа."""
+    n = 60
+    answer = key.one_action_run(name, seed, n, 0.5, 1.0, BOTH_STEPS, both_flags=True)
+    at = [(i, j) for i, ep in enumerate(answer["episodes"]) for j, t in enumerate(ep) if t[4] and t[5]]
+    env = Recorder(RandomMDP(seed, n_actions=1, max_steps=BOTH_STEPS, both_flags=True))
+    Q, _ = _run(control, name, env, n, seed=seed)
+    _episodes_end_right(name, env.episodes, n)
+    check_close(Q, answer["Q"],
+                what=f"{NAMES[name]}(env, {n}, seed={seed}) без alpha, gamma, epsilon: Q на случайной MDP с одним "
+                     f"действием, лимит {BOTH_STEPS} шага; эпизоды с обоими флагами на последнем шаге: {len(at)}",
+                hint="значения по умолчанию — как в сигнатуре из условия: alpha=0.5, gamma=1.0, epsilon=0.1. Цель = r "
+                     "при terminated — и когда truncated тоже True (проверяйте terminated первым); r + γ·(…) — только "
+                     "при truncated без terminated.",
+                mistakes=answer["mistakes"])
+
+
 @graded("{name} на случайной MDP (3 действия, ε = 0.3): эпизоды кончаются на terminated или truncated, меняются "
         "только Q(s, a) сделанных шагов (seed {seed})", subject="{name}")
 @inputs("name,seed", [("q_learning", 0), ("q_learning", 1), ("sarsa", 0), ("sarsa", 1)])

@@ -28,6 +28,8 @@ TERMINAL_SKIPPED = ("на последнем шаге (terminated) Q(s, a) не 
 NO_ALPHA = "шаг α не учтён: Q(s, a) = цель вместо Q(s, a) += α·(цель − Q(s, a))"
 NO_GAMMA = "γ не используется в цели"
 TRUNCATED_AS_TERMINAL = "truncated принят за конец задачи: после обрыва лимитом шагов бутстрап потерян"
+BOTH_FLAGS = ("на шаге, где и terminated, и truncated, цель бутстрапит: truncated проверен раньше terminated, а у "
+              "конечного перехода будущего нет и при обрыве (цель — просто r)")
 DISCOUNTED = "в episode_returns отдача с дисконтом Σ γ^t·r_t, а нужна простая сумма наград"
 NOT_RESET = "отдача не обнуляется в начале эпизода (копится через эпизоды)"
 
@@ -38,12 +40,13 @@ def _episodes(episodes):
 
 
 def replay(episodes, n_states, n_actions, alpha, gamma, rule, bootstrap_terminal=False, skip_terminal=False,
-           truncated_terminal=False, before_step=None):
+           truncated_terminal=False, both_bootstrap=False, before_step=None):
     """Q after applying `rule` to the recorded transitions in order: 'max' — Q-learning, 'next' — SARSA,
     'other' — SARSA whose target takes the other of two actions than the one taken next (a fresh draw of a'),
     'current' — SARSA whose target takes the current action a (Q(s', a)), 'table_max' — the max over the whole
     table instead of over s'. skip_terminal: no update on `terminated`;
-    truncated_terminal: no bootstrap after `truncated` either. before_step(Q, i, step): called before each step's
+    truncated_terminal: no bootstrap after `truncated` either; both_bootstrap: a step both terminated and truncated
+    bootstraps (truncated read first). before_step(Q, i, step): called before each step's
     update with the Q the replay holds then (the i-th step of its episode)."""
     Q = np.zeros((n_states, n_actions))
     for episode in _episodes(episodes):
@@ -52,7 +55,8 @@ def replay(episodes, n_states, n_actions, alpha, gamma, rule, bootstrap_terminal
                 before_step(Q, i, episode[i])
             if terminated and skip_terminal:
                 continue
-            if (terminated and not bootstrap_terminal) or (truncated and truncated_terminal):
+            if (terminated and not bootstrap_terminal and not (truncated and both_bootstrap)) \
+                    or (truncated and truncated_terminal):
                 future = 0.0
             elif rule == "max" or (rule == "next" and n_actions == 1):
                 future = Q[s_next].max()
@@ -93,6 +97,8 @@ def replay_mistakes(name, episodes, n_states, n_actions, alpha, gamma, truncatio
     if truncation:
         out[TRUNCATED_AS_TERMINAL] = replay(episodes, n_states, n_actions, alpha, gamma, rule,
                                             truncated_terminal=True)
+    if any(t[4] and t[5] for ep in _episodes(episodes) for t in ep):
+        out[BOTH_FLAGS] = replay(episodes, n_states, n_actions, alpha, gamma, rule, both_bootstrap=True)
     return {k: v for k, v in out.items() if not np.allclose(v, right, atol=1e-9, rtol=0)}
 
 
@@ -230,9 +236,10 @@ def time_limit_answers(alpha, gamma, name="q_learning"):
 # ---- the random MDP with one action: the run is the environment's own --------------------------------------
 
 
-def one_action_episodes(env_seed, n_episodes, max_steps):
-    """The episodes every agent plays on RandomMDP(env_seed, n_actions=1, max_steps) (its only action is 0)."""
-    env = RandomMDP(env_seed, n_actions=1, max_steps=max_steps)
+def one_action_episodes(env_seed, n_episodes, max_steps, both_flags=False):
+    """The episodes every agent plays on RandomMDP(env_seed, n_actions=1, max_steps, both_flags) (its only action is
+    0)."""
+    env = RandomMDP(env_seed, n_actions=1, max_steps=max_steps, both_flags=both_flags)
     episodes = []
     for _ in range(n_episodes):
         s, _ = env.reset()
@@ -245,10 +252,11 @@ def one_action_episodes(env_seed, n_episodes, max_steps):
     return episodes
 
 
-def one_action_run(name, env_seed, n_episodes, alpha, gamma, max_steps):
-    """What `name` returns on RandomMDP(env_seed, n_actions=1, max_steps) after n_episodes, and the typical
-    mistakes: {"Q", "returns", "episodes" (as (s, a, r, s', terminated, truncated)), "mistakes", "returns_mistakes"}."""
-    episodes = one_action_episodes(env_seed, n_episodes, max_steps)
+def one_action_run(name, env_seed, n_episodes, alpha, gamma, max_steps, both_flags=False):
+    """What `name` returns on RandomMDP(env_seed, n_actions=1, max_steps, both_flags) after n_episodes, and the
+    typical mistakes: {"Q", "returns", "episodes" (as (s, a, r, s', terminated, truncated)), "mistakes",
+    "returns_mistakes"}."""
+    episodes = one_action_episodes(env_seed, n_episodes, max_steps, both_flags)
     n_states = RandomMDP(env_seed, n_actions=1).observation_space.n
     return {"Q": replay_answer(name, episodes, n_states, 1, alpha, gamma),
             "returns": episode_sums(episodes),

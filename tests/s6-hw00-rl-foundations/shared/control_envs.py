@@ -112,13 +112,14 @@ class RandomMDP:
     """A random MDP in which termination belongs to a transition, not to a state: the observation after
     `terminated` is an ordinary state with its own learned Q, so bootstrapping from it is visible."""
 
-    def __init__(self, seed, n_states=6, n_actions=3, p_end=0.15, max_steps=None):
+    def __init__(self, seed, n_states=6, n_actions=3, p_end=0.15, max_steps=None, both_flags=False):
         rng = np.random.default_rng(seed)
         self.observation_space, self.action_space = _Space(n_states), _Space(n_actions)
         self.next = rng.integers(n_states, size=(n_states, n_actions, 2))
         self.reward = np.round(rng.normal(size=(n_states, n_actions)), 2)
         self.rng = np.random.default_rng(seed + 1000)
         self.p_end, self.max_steps = p_end, max_steps
+        self.both_flags = both_flags  # the time limit may fall on the step that ends the task: both flags True
         self.s, self.t = 0, 0
 
     def reset(self, seed=None, options=None):
@@ -130,5 +131,5 @@ class RandomMDP:
         self.s = int(self.next[s, a, int(self.rng.random() < 0.5)])
         self.t += 1
         terminated = bool(self.rng.random() < self.p_end)
-        truncated = self.max_steps is not None and self.t >= self.max_steps and not terminated
+        truncated = self.max_steps is not None and self.t >= self.max_steps and (self.both_flags or not terminated)
         return self.s, float(self.reward[s, a]), terminated, truncated, {}
