@@ -24,6 +24,8 @@ import numpy as np
 import pytest
 
 from grader.checks import (
+    Defer,
+    Mistake,
     as_array,
     attempt,
     check_close,
@@ -34,6 +36,7 @@ from grader.checks import (
     fmt,
     graded,
     matches,
+    went_through,
 )
 from grader.escape import one_line
 from grader.hidden import grade_only, inputs
@@ -433,6 +436,25 @@ def test_masked_normalize(boss, seed):
                 mistakes=mistakes)
 
 
+@graded("Нормировка по настоящим токенам с большим общим сдвигом (около ±10⁸): std — от отклонений, E[Â²] − E[Â]² "
+        "теряет все знаки (seed {seed})", subject="masked_normalize", oracle=True)
+@inputs("seed", [9])
+def test_masked_normalize_large_offset(boss, seed):
+    """Â = c + шум на настоящих токенах, |c| ≈ 10⁸, разброс 0.5–3, мусор на паддинге: нормировка от сдвига не
+    зависит. Дисперсия как E[Â²] − E[Â]² — разность чисел около 10¹⁶, от разброса в единицы в ней ничего нет."""
+    rng = np.random.default_rng(seed)
+    x = rng.choice([-1.0, 1.0]) * rng.uniform(0.5e8, 2e8) + rng.normal(0, rng.uniform(0.5, 3.0), size=(8, 6))
+    mask = random_mask(rng, 8, 6)
+    x[mask == 0] = rng.normal(0, 1e9, size=int((mask == 0).sum()))  # padding: junk far from the real tokens
+    expected = key.normalize_oracle(x, mask)
+    with np.errstate(all="ignore"):
+        answer = boss.masked_normalize(x.copy(), mask.copy())
+    check_close(answer, expected, atol=1e-6, what=f"masked_normalize, батч 8 × 6, настоящие токены около {x[0, 0]:.3g}",
+                hint="(Â − mean)/(std + eps) по настоящим токенам; std — из отклонений Â − mean (сначала вычесть, "
+                     "потом в квадрат), а не E[Â²] − E[Â]²: при сдвиге 10⁸ та разность теряет все знаки (или выходит "
+                     "отрицательной, и корень — NaN).")
+
+
 # ---- hand-written gradients -----------------------------------------------------------------------
 
 
@@ -469,6 +491,41 @@ def test_policy_loss_gradient(boss, seed):
     for name, before, after in zip(("logits", "actions", "logp_old", "adv", "mask"),
                                    (logits, actions, logp_old, adv, mask), inputs):
         check_unchanged(before, after, name=name, function="policy_loss")
+
+
+QUOTIENT = ("ρ посчитано как частное exp(log π_θ) / exp(logp_old): при log π < −745 обе экспоненты в float64 равны 0, "
+            "и 0/0 = NaN. Считайте, как в уроке, ρ = exp(log π_θ − logp_old).")
+
+
+@graded("Loss актора для почти невозможных токенов: log π_θ(a) ≈ −800 < −745, ρ = exp(log π_θ − logp_old) конечно; "
+        "градиент против конечных разностей (seed {seed})", subject="policy_loss", oracle=True)
+@inputs("seed", [4])
+def test_policy_loss_unlikely_tokens(boss, seed):
+    """Логит выбранного токена на 760–900 ниже максимума: log π_θ(a) ≈ −800, π_θ(a) = 0 в float64, logp_old —
+    рядом (|log ρ| ≤ 0.6). ρ = exp(log π_θ − logp_old) — обычное число; частное exp(log π_θ) / exp(logp_old) = 0/0."""
+    logits, actions, logp_old, adv, mask = _policy_case(seed)
+    rng = np.random.default_rng(100 + seed)
+    chosen = np.take_along_axis(logits, actions[..., None], -1)[..., 0]
+    others = np.where(np.arange(logits.shape[-1]) == actions[..., None], -np.inf, logits).max(axis=-1)
+    np.put_along_axis(logits, actions[..., None], (others - rng.uniform(760, 900, size=chosen.shape))[..., None], -1)
+    logp_old = key.chosen_logp(logits, actions) - rng.choice([-0.6, -0.05, 0.05, 0.6], size=actions.shape)
+    case = (logits, actions, logp_old, adv, mask, 0.2, 0.05)
+    expected, fd, log_pi = key.policy_loss_oracle(*case), key.policy_loss_fd(*case), key.log_softmax_oracle(logits)
+    with np.errstate(all="ignore"):
+        loss, grad = pair_of_floats(boss.policy_loss(logits.copy(), actions.copy(), logp_old.copy(), adv.copy(),
+                                                     mask.copy(), eps=0.2, c_e=0.05), "policy_loss")
+    hint = "ρ = exp(log π_θ − logp_old): разность логарифмов, а не частное вероятностей; log π_θ — из log_softmax."
+    if not matches(loss, expected, 1e-8) and went_through(boss, "policy_loss", "log_softmax") and not matches(
+            attempt(None, boss.log_softmax, logits.copy()), log_pi):
+        # a log_softmax that takes the log of underflowing probabilities gives NaN here too: no quotient named
+        hint = Defer("сначала исправьте log_softmax (проверки «log_softmax …» выше): log π_θ здесь ≈ −800, и без "
+                     "log от вероятностей его не получить.", "test_log_softmax")
+    elif np.isnan(loss):
+        hint = Mistake(QUOTIENT)
+    check_float(loss, expected, atol=1e-8, what=f"policy_loss, log π_θ выбранных токенов от "
+                                                f"{logp_old.min():.0f} до {logp_old.max():.0f}", hint=hint)
+    check_close(grad, fd, atol=1e-6, rtol=1e-4, what="∂L/∂logits для почти невозможных токенов против конечных "
+                                                      "разностей", hint=hint)
 
 
 FIVE_CASES = [(1.0, 1.1, 1.1), (1.0, 1.5, 0.0), (1.0, 0.5, 0.5), (-1.0, 0.7, 0.0), (-1.0, 1.5, -1.5)]
