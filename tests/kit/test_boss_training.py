@@ -27,7 +27,8 @@ LOOP_HEAVY = ROOT / "tests" / "kit" / "variants" / HW / "loop_heavy"
 # their function is not on the reference train's path (policy_loss, critic_loss and adam_step beside ppo_update's own
 # loss, the bonus's kl_optimal_policy and GRPO), or it changes train only through events 3 updates of 32 answers
 # rarely hold (an answer shorter than L, logits 1000 apart, gradients below Adam's eps: the frontier's tables and the
-# 4 updates of the sampling audit see some of them) or never hold (advantages offset by 10⁸, log π below −745)
+# 4 updates of the sampling audit see some of them) or never hold (advantages offset by 10⁸, log π below −745, a
+# token_gae called without λ: train passes its own)
 AUDIT_BLIND = {
     "adam_moments_in_place", "clip_gradient_not_zeroed", "critic_gradient_without_2", "entropy_grad_without_H",
     "entropy_gradient_sign", "gae_bootstraps_padding", "gae_not_stopped", "grad_onehot_without_probs",
@@ -37,7 +38,7 @@ AUDIT_BLIND = {
     "log_softmax_of_softmax", "loss_divided_by_all_positions", "loss_max_instead_of_min", "masked_normalize_one_pass",
     "normalize_padding_not_zeroed", "policy_loss_ratio_quotient", "ppo_update_grpo_is_ppo",
     "ppo_update_grpo_without_kl", "ratio_inverted", "sample_lengths_argmax", "sample_logp_not_zero_on_padding",
-    "score_at_last_position", "token_gae_zeros_like_rewards", "train_grpo_tile"}
+    "score_at_last_position", "token_gae_default_lambda", "token_gae_zeros_like_rewards", "train_grpo_tile"}
 
 
 @pytest.fixture(scope="module")

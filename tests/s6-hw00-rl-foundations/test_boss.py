@@ -405,6 +405,21 @@ def test_token_gae_random(boss, seed):
                 mistakes={"returns = advantages, без + V(s_t)": exp_adv})
 
 
+@graded("GAE по токенам без gamma и lam: значения по умолчанию γ = 1, λ = 0.95 (seed {seed})", subject="token_gae",
+        oracle=True)
+@inputs("seed", [3])
+def test_token_gae_defaults(boss, seed):
+    """Вызов token_gae(rewards, values, mask) без gamma и lam — значения по умолчанию из сигнатуры: γ = 1 (для языковой
+    модели), λ = 0.95."""
+    rng = np.random.default_rng(70 + seed)
+    mask = random_mask(rng, 12, 6)
+    rewards, values = rng.normal(size=(12, 6)), rng.normal(size=(12, 6))
+    exp_adv, _ = key.gae_oracle(rewards, values, mask, 1.0, 0.95)
+    adv, _ = gae_pair(boss.token_gae(rewards.copy(), values.copy(), mask.copy()), "token_gae")
+    check_close(adv, exp_adv, what="token_gae(rewards, values, mask) без gamma и lam: advantages, B = 12",
+                hint="значения по умолчанию — как в сигнатуре из условия: gamma=1.0, lam=0.95.")
+
+
 # ---- advantage normalization over real tokens -------------------------------------------------
 
 
