@@ -32,6 +32,7 @@ LOOP_HEAVY = ROOT / "tests" / "kit" / "variants" / HW / "loop_heavy"
 AUDIT_BLIND = {
     "adam_moments_in_place", "clip_gradient_not_zeroed", "critic_gradient_without_2", "entropy_grad_without_H",
     "entropy_gradient_sign", "gae_bootstraps_padding", "gae_not_stopped", "grad_onehot_without_probs",
+    "grpo_ratios_as_quotients",
     "grad_sign_flipped", "grad_without_ratio", "grpo_advantages_in_place", "kl_entropy_global_max",
     "kl_entropy_in_place", "kl_entropy_log_of_probs", "kl_optimal_beta_multiplies", "kl_optimal_kl_reversed",
     "kl_optimal_sign_flipped", "kl_optimal_without_reference", "log_softmax_eps_in_log", "log_softmax_global_max",

@@ -508,6 +508,17 @@ def test_policy_loss_gradient(boss, seed):
         check_unchanged(before, after, name=name, function="policy_loss")
 
 
+def _unlikely_policy_case(seed):
+    """_policy_case(seed) with every chosen token's logit 760–900 below the largest of its position: log π_θ(a) ≈ −800
+    (π_θ(a) = 0 in float64), logp_old = log π_θ(a) − shift, |shift| ≤ 0.6."""
+    logits, actions, _, adv, mask = _policy_case(seed)
+    rng = np.random.default_rng(100 + seed)
+    others = np.where(np.arange(logits.shape[-1]) == actions[..., None], -np.inf, logits).max(axis=-1)
+    np.put_along_axis(logits, actions[..., None], (others - rng.uniform(760, 900, size=others.shape))[..., None], -1)
+    logp_old = key.chosen_logp(logits, actions) - rng.choice([-0.6, -0.05, 0.05, 0.6], size=actions.shape)
+    return logits, actions, logp_old, adv, mask
+
+
 QUOTIENT = ("ρ посчитано как частное exp(log π_θ) / exp(logp_old): при log π < −745 обе экспоненты в float64 равны 0, "
             "и 0/0 = NaN. Считайте, как в уроке, ρ = exp(log π_θ − logp_old).")
 
@@ -518,12 +529,7 @@ QUOTIENT = ("ρ посчитано как частное exp(log π_θ) / exp(lo
 def test_policy_loss_unlikely_tokens(boss, seed):
     """Логит выбранного токена на 760–900 ниже максимума: log π_θ(a) ≈ −800, π_θ(a) = 0 в float64, logp_old —
     рядом (|log ρ| ≤ 0.6). ρ = exp(log π_θ − logp_old) — обычное число; частное exp(log π_θ) / exp(logp_old) = 0/0."""
-    logits, actions, logp_old, adv, mask = _policy_case(seed)
-    rng = np.random.default_rng(100 + seed)
-    chosen = np.take_along_axis(logits, actions[..., None], -1)[..., 0]
-    others = np.where(np.arange(logits.shape[-1]) == actions[..., None], -np.inf, logits).max(axis=-1)
-    np.put_along_axis(logits, actions[..., None], (others - rng.uniform(760, 900, size=chosen.shape))[..., None], -1)
-    logp_old = key.chosen_logp(logits, actions) - rng.choice([-0.6, -0.05, 0.05, 0.6], size=actions.shape)
+    logits, actions, logp_old, adv, mask = _unlikely_policy_case(seed)
     case = (logits, actions, logp_old, adv, mask, 0.2, 0.05)
     expected, fd, log_pi = key.policy_loss_oracle(*case), key.policy_loss_fd(*case), key.log_softmax_oracle(logits)
     with np.errstate(all="ignore"):
@@ -1134,6 +1140,27 @@ def test_grpo_policy_loss_gradient(boss, seed):
         boss.grpo_policy_loss(logits, actions, logp_old, ref_logp, adv, mask, eps=0.2, beta=0.1), "grpo_policy_loss")
     check_float(loss, expected, atol=1e-8, what="значение loss GRPO")
     check_close(grad, fd, atol=1e-6, rtol=1e-4, what="∂L_GRPO/∂logits против конечных разностей")
+
+
+@graded("Бонус: loss GRPO для почти невозможных токенов: log π_θ, logp_old и log π_ref ≈ −800 < −745, ρ и π_ref/π_θ "
+        "— экспоненты разностей логарифмов (seed {seed})", bonus=True, subject="grpo_policy_loss", oracle=True)
+@inputs("seed", [33])
+def test_grpo_policy_loss_unlikely_tokens(boss, seed):
+    """Токены, как в проверке policy_loss для почти невозможных токенов; log π_ref — рядом с log π_θ (±0.5).
+    ρ = exp(log π_θ − logp_old) и π_ref/π_θ = exp(log π_ref − log π_θ) конечны, частные экспонент — 0/0 = NaN."""
+    logits, actions, logp_old, adv, mask = _unlikely_policy_case(seed)
+    ref_logp = key.chosen_logp(logits, actions) + np.random.default_rng(seed + 1).uniform(-0.5, 0.5, size=mask.shape)
+    case = (logits, actions, logp_old, ref_logp, adv, mask, 0.2, 0.1)
+    expected, fd = key.grpo_loss_oracle(*case), key.grpo_loss_fd(*case)
+    with np.errstate(all="ignore"):
+        loss, grad = pair_of_floats(boss.grpo_policy_loss(logits.copy(), actions.copy(), logp_old.copy(),
+                                                          ref_logp.copy(), adv.copy(), mask.copy(), eps=0.2, beta=0.1),
+                                    "grpo_policy_loss")
+    hint = ("ρ = exp(log π_θ − logp_old), π_ref/π_θ = exp(log π_ref − log π_θ): экспоненты разностей логарифмов, а не "
+            "частные вероятностей (exp(−800) = 0 в float64).")
+    check_float(loss, expected, atol=1e-8, what="значение loss GRPO для токенов с log π ≈ −800", hint=hint)
+    check_close(grad, fd, atol=1e-6, rtol=1e-4, what="∂L_GRPO/∂logits для токенов с log π ≈ −800 против конечных "
+                                                      "разностей", hint=hint)
 
 
 GRPO_UPDATE_BETAS = (0.05, 0.2)  # β of the first setting (even seeds) and of the second (odd seeds)
