@@ -209,13 +209,12 @@ def first_diagnosis(path: Path, result, block: str) -> str:
 
 
 def declared(path: Path) -> dict[str, object]:
-    """The constants a mutant file declares right after its docstring (``BREAKS``, ``NAMED_BY``, ``NAMED_IN``), by
-    name."""
+    """The constants a mutant file declares right after its docstring (``BREAKS``, ``NAMED_BY``), by name."""
     body = ast.parse(path.read_text(encoding="utf-8")).body
     out: dict[str, object] = {}
     for node in body[1:] if body and isinstance(body[0], ast.Expr) else []:
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                and node.targets[0].id in ("BREAKS", "NAMED_BY", "NAMED_IN")):
+                and node.targets[0].id in ("BREAKS", "NAMED_BY")):
             break
         try:
             out[node.targets[0].id] = ast.literal_eval(node.value)
@@ -271,16 +270,13 @@ def test_every_mistake_opens_on_the_function_it_breaks_and_names_only_itself(pat
     diagnosis = first_diagnosis(path, result, block)  # its check's field, not its text
     assert not diagnosis or any(t in diagnosis for t in named_by), \
         f"the first block names a mistake that is not this one (NAMED_BY = {named_by}):\n{block}"
-    in_grade = declared(path).get("NAMED_IN") == "grade"  # its self-check cannot tell it from another mistake
-    assert in_grade or not named_by or any(t in block for t in named_by), \
+    assert not named_by or any(t in block for t in named_by), \
         f"the first block does not name this mistake (NAMED_BY = {named_by}):\n{block}"
     everywhere, _ = graded_every(path)
     assert not everywhere.error, everywhere.error
     others = [f"{c.name}{' (hidden)' if c.hidden else ''}: {c.diagnosis}" for c in everywhere.checks
               if not c.passed and c.diagnosis and not any(t in c.diagnosis for t in named_by)]
     assert not others, f"checks name a mistake that is not this one (NAMED_BY = {named_by}):\n" + "\n".join(others)
-    assert not in_grade or any(c.diagnosis for c in everywhere.checks if not c.passed), \
-        f"NAMED_IN = 'grade', but no check of the grade names this mistake (NAMED_BY = {named_by})"
 
 
 def test_the_students_text_lands_in_a_message_as_one_line_and_names_no_mistake():
