@@ -742,7 +742,7 @@ ZERO_R_METHODS = ("policy_evaluation", "value_iteration")
 
 
 @graded("Нулевые награды, V ≡ 0 (бывает и одно состояние): {method} останавливается и возвращает нули (seed {seed})",
-        subject="{method}", oracle=True)
+        subject="{method}")  # no oracle: code that returns zeros passes it, so it opens no gate (test_attacks)
 @inputs("method,seed", [(m, 0) for m in ZERO_R_METHODS], ids=list(ZERO_R_METHODS), seed="seed")
 def test_zero_rewards(dp, method, seed):
     """R ≡ 0, поэтому V^π ≡ V* ≡ 0 и уже первый проход ничего не меняет: max_s |V_1(s) − V_0(s)| = 0 < tol. Порог
