@@ -222,8 +222,11 @@ def run(hw: Homework, parts: list[tuple[Part, list[str] | None]], folder: Path, 
         raise UsageError(refused(hw, allow_default_secret))
     if confine.unconfined_refused(allow_unconfined):
         raise UsageError(confine.unconfined_refused(allow_unconfined))
-    if hidden_answers.refusal(hw, [part.module for part, _ in parts]):  # read by every grade, computed by none
-        raise UsageError(hidden_answers.refusal(hw, [part.module for part, _ in parts]))
+    # read by every grade of whole parts, computed by none (selected checks, as on the command line, are not refused:
+    # one fails only if it asks the key about hidden inputs that no record holds)
+    whole = [part.module for part, tests in parts if tests is None]
+    if hidden_answers.refusal(hw, whole):
+        raise UsageError(hidden_answers.refusal(hw, whole))
     if not folder.is_dir():
         raise UsageError(f"папки с работами {folder} нет")
     report = Path(report_dir).resolve() if report_dir else None

@@ -100,10 +100,11 @@ class AnswerKey:
         about public ones), else recorded for the secret in force (grader.hidden_answers), else computed: inputs no
         grade of the reference made (the student's own run) or inputs that are no data (a module of the student's).
         While ``python -m grader.secret`` records, every call it computes is recorded, with the CPU it took."""
-        if name in getattr(self._instructor(), "FROM_THE_RUN", ()):
+        module = self._instructor()
+        if name in getattr(module, "FROM_THE_RUN", ()):
             # inputs from the student's own run (its episodes, its transitions): no grade of the reference made them,
             # so no record holds them; computed at once, never fingerprinted or recorded
-            return getattr(self._instructor(), name)(*args, **kwargs)
+            return getattr(module, name)(*args, **kwargs)
         try:
             inputs = fingerprint([list(args), kwargs])
         except (RecursionError, TypeError, ValueError):
@@ -115,7 +116,7 @@ class AnswerKey:
             if found is not None:
                 return decode(found["answer"])
         started = time.process_time()
-        value = getattr(self._instructor(), name)(*args, **kwargs)
+        value = getattr(module, name)(*args, **kwargs)
         if RECORDING is not None and inputs is not None:
             RECORDING.setdefault(self._part, []).append(
                 {"function": name, "test": CURRENT["test"], "inputs": inputs, "answer": encode(value), "hidden": True,

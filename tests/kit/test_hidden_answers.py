@@ -91,7 +91,8 @@ def test_a_check_on_hidden_inputs_reads_the_record_and_computes_only_what_it_lac
     written = hidden_answers.write(hw, made, [p.module for p in key.keyed_parts(hw)])
     assert json.loads(written[0].read_text(encoding="utf-8"))["key_cpu_s"] == 0.5
     the_key = key.AnswerKey(hw.tests_dir, "dp")
-    monkeypatch.setattr(key.AnswerKey, "_instructor", lambda self: pytest.fail("the key computed a recorded answer"))
+    monkeypatch.setattr(key.AnswerKey, "_instructor", lambda self: type(  # the module read (FROM_THE_RUN), not run
+        "Key", (), {"oracle_q": staticmethod(lambda *a: pytest.fail("the key computed a recorded answer"))}))
     monkeypatch.setitem(key.CURRENT, "hidden", True)
     assert np.array_equal(the_key.oracle_q(*args), np.full((2, 2), 7.0))
     computed = []
