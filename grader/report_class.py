@@ -82,6 +82,8 @@ def record_from_results(name: str, results, shown: list[dict], feedback: str = "
     confinement = "; ".join(sorted({r.confinement for r in results if r.confinement}))
     record = _record(name, feedback, kind, graded, error, confinement, parts, checks, mistakes, source,
                      [[s["part"], s["function"]] for s in shown])
+    if not error:  # the grade's one total, as the CSV and the feedback give it (not a sum of rounded parts)
+        record["total"] = round(export.totals(results)[0], 2)
     return {**record, **provenance(results)}
 
 
@@ -654,9 +656,11 @@ def _alike_html(alike: dict) -> str:
                        f'</span><pre>{_e(q["a"]["text"])}</pre></td><td><span class="muted">{_e(q["b"]["where"])}, '
                        f'строки {q["b"]["from"]}–{q["b"]["to"]}</span><pre>{_e(q["b"]["text"])}</pre></td></tr>'
                        for q in p["regions"])
-        h.append(f"<details><summary>{_pct(p['share'])}: {who[0]} и {who[1]} <span class=\"muted\">(у каждой: "
-                 f"{shares})</span></summary><table class=\"alike\"><tr><th>{who[0]}</th><th>{who[1]}</th></tr>{rows}"
-                 f"</table></details>")
+        summary = f"{_pct(p['share'])}: {who[0]} и {who[1]} <span class=\"muted\">(у каждой: {shares})</span>"
+        h.append(f"<details><summary>{summary}</summary><table class=\"alike\"><tr><th>{who[0]}</th><th>{who[1]}</th>"
+                 f"</tr>{rows}</table></details>" if rows else
+                 f"<p>{summary} <span class=\"muted\">(совпадающий код показан для первых {similarity.MAX_QUOTED} "
+                 f"пар)</span></p>")
     if alike["more"]:
         h.append(f'<p class="muted">… и ещё пар выше порога: {alike["more"]} (показаны первые '
                  f'{len(alike["pairs"])}).</p>')

@@ -39,7 +39,8 @@ PREFILTER = 0.5  # a pair whose shared fingerprints are under this part of THRES
 MAX_BYTES = 4 * 1024 * 1024  # a bigger file is not read (the Gradescope staging's limit, grader.gradescope)
 MAX_REGIONS = 8  # matching regions quoted per pair, the longest
 MAX_LINES = 40  # lines quoted per region
-MAX_PAIRS = 100  # pairs listed with their regions (the rest: counted)
+MAX_PAIRS = 100  # pairs listed (the rest: counted)
+MAX_QUOTED = 8  # of them, the first with their regions quoted side by side (a class of copies stays a page, not MBs)
 INSTALL = 'python -m pip install -e ".[report]"'
 UNAVAILABLE = (f"Сравнение кода не выполнено: нет библиотеки copydetect. Установите её ({INSTALL}) и постройте отчёт "
                "заново.")
@@ -141,8 +142,8 @@ def compare(codes: dict[str, Code], common: Code, threshold: float = THRESHOLD, 
     """The alike pairs of ``codes`` (a submission's name -> its code), ``common`` being the boilerplate: a dict
     ``{"available", "compared", "threshold", "pairs": [{"a", "b", "share", "shares", "regions"}], "more", "found"}``
     (``found``: every pair at or above the threshold as (a, b, share)),
-    pairs by share, highest first, the first ``listed`` of them with their regions (names as given: the report
-    hashes and scrubs them)."""
+    pairs by share, highest first, the first ``listed`` of them, the first :data:`MAX_QUOTED` with their regions
+    (names as given: the report hashes and scrubs them)."""
     if not available():
         return {"available": False, "compared": 0, "threshold": threshold, "pairs": [], "more": 0,
                 "message": UNAVAILABLE}
@@ -167,8 +168,9 @@ def compare(codes: dict[str, Code], common: Code, threshold: float = THRESHOLD, 
                 found.append((min(shares), a, b, shares))
     found.sort(key=lambda f: (-f[0], f[1].lower(), f[2].lower()))
     pairs = [{"a": a, "b": b, "share": round(share, 4), "shares": [round(s, 4) for s in shares],
-              "regions": regions(codes[a], codes[b], prints[a], prints[b], compare_files(prints[a], prints[b])[2])}
-             for share, a, b, shares in found[:listed]]  # the slices again for the few listed: memory stays small
+              "regions": regions(codes[a], codes[b], prints[a], prints[b], compare_files(prints[a], prints[b])[2])
+              if i < MAX_QUOTED else []}  # the slices again for the few quoted: memory stays small
+             for i, (share, a, b, shares) in enumerate(found[:listed])]
     return {"available": True, "compared": len(prints), "threshold": threshold, "pairs": pairs,
             "more": len(found) - len(pairs), "message": "", "found": [(a, b, share) for share, a, b, _ in found]}
 
