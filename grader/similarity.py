@@ -20,6 +20,7 @@ from __future__ import annotations
 import io
 import os
 import stat
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -130,6 +131,11 @@ def boilerplate(hw: Homework) -> Code:
     return Code(pieces + (notebook_code(notebook) if notebook.is_file() else []))
 
 
+def _stable_hash(text: str) -> int:
+    """A k-gram's hash that depends on its text only (copydetect's winnowing keeps the smallest in each window)."""
+    return zlib.crc32(text.encode("utf-8"))
+
+
 def available() -> bool:
     try:
         import copydetect  # noqa: F401 - optional: the extra .[report]
@@ -147,8 +153,11 @@ def compare(codes: dict[str, Code], common: Code, threshold: float = THRESHOLD, 
     if not available():
         return {"available": False, "compared": 0, "threshold": threshold, "pairs": [], "more": 0,
                 "message": UNAVAILABLE}
-    from copydetect import CodeFingerprint, compare_files
+    from copydetect import CodeFingerprint, compare_files, utils
 
+    # copydetect hashes its k-grams with Python's hash(), salted per process (PYTHONHASHSEED): the same class gave
+    # shares of 0.65 and 0.89 in two runs. A hash of the text itself gives every run and machine the same report.
+    utils.hash = _stable_hash
     window = GUARANTEE - NOISE + 1
     base = CodeFingerprint("boilerplate.py", NOISE, window, fp=io.StringIO(common.text), language="python")
     skip = sorted(base.hashes)

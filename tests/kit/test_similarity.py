@@ -8,7 +8,9 @@ handed it in with every local variable renamed and the functions in another orde
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -212,3 +214,16 @@ def test_notebooks_are_compared_on_their_code_cells_and_the_provided_cells_are_b
     assert found["compared"] == 3
     assert [(p["a"], p["b"]) for p in found["pairs"]] == [("alice", "carol")], found["pairs"]
     assert all(q["b"]["where"].startswith("ячейка ") for q in found["pairs"][0]["regions"])
+
+
+def test_the_same_class_gives_the_same_pairs_in_every_process(klass, hw):
+    """copydetect hashes its k-grams with Python's hash(), which PYTHONHASHSEED salts per process: the kit gives it a
+    hash of the text itself, so two processes salted differently find the same pairs, shares and regions."""
+    script = ("import json, sys; from pathlib import Path; from grader import homeworks, similarity; "
+              "hw = homeworks.load(sys.argv[1]); codes = similarity.class_code(Path(sys.argv[2]), hw); "
+              "got = similarity.compare(codes, similarity.boilerplate(hw)); "
+              "print(json.dumps(got['pairs'], sort_keys=True))")
+    runs = [subprocess.run([sys.executable, "-c", script, HW, str(klass)], cwd=str(ROOT), capture_output=True,
+                           text=True, env={**os.environ, "PYTHONHASHSEED": seed}, timeout=300) for seed in ("1", "2")]
+    assert all(r.returncode == 0 for r in runs), [r.stderr for r in runs]
+    assert json.loads(runs[0].stdout) and runs[0].stdout == runs[1].stdout
