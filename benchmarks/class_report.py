@@ -204,8 +204,9 @@ def alike(n: int, sample: int, seed: int) -> None:
         listed = {(a, b) for a, b, _ in found["found"]}
         expected = {(a, b) for a in origins for b in origins if a < b and origins[a] == origins[b]}
         shares = [s for _, _, s in found["found"]]
+        quoted = sum(1 for p in found["pairs"] if p["regions"])
         print(f"whole class of {found['compared']}: read, fingerprint, compare: {wall:.1f} s wall, {cpu:.1f} s CPU; "
-              f"pairs listed {len(listed)} (with regions {len(found['pairs'])}), disguised pairs {len(expected)}, "
+              f"pairs listed {len(listed)} (with regions quoted {quoted}), disguised pairs {len(expected)}, "
               f"listed == disguised: {listed == expected}; lowest listed share {min(shares, default=0):.3f}")
 
 

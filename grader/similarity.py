@@ -32,7 +32,9 @@ from grader.homeworks import ROOT, Homework
 # or the loop-heavy variant with 1-3 mistakes of the catalogue and renamed variables, functions reordered; a pair of
 # one origin is a disguised copy, a pair of the two is honest, independent work. Of every pair of 80 of them (seed 0):
 # the highest honest share 0.155, the lowest disguised one 0.784; of the whole class, the pairs listed were exactly
-# the 62,475 disguised ones, the lowest at 0.733. THRESHOLD lies between, with room on both sides.
+# the 62,475 disguised ones, the lowest at 0.733 (with Python's salted hash(); with the text's own hash, --n 80
+# --sample 80: 0.146 and 0.796, the 1,576 disguised pairs listed exactly). THRESHOLD lies between, with room on both
+# sides.
 THRESHOLD = 0.5
 NOISE = 25  # copydetect's noise threshold: the k of its k-grams, in characters of the tokenized code
 GUARANTEE = 30  # copydetect's guarantee threshold: a match this long is always seen (winnowing window 6)
