@@ -663,8 +663,7 @@ TABLE_AXES = ("промпт", "t", "пред. токен", "токен")
 def check_table(got, expected, *, what, hint="", atol=1e-6, mistakes=None):
     """check_close for a whole table (theta [6, 4, 7, 6], w [6, 4, 7]): no axis is long enough for NumPy to
     shorten it, so the table is compared as one vector and the first wrong cell is named by its indices.
-    ``mistakes`` may be a function returning the dict, or ``key.later``'s mapping: either is only used when the
-    table is wrong."""
+    ``mistakes``: the typical mistakes' tables by name (``key.later``'s mapping), used only when the table is wrong."""
     expected = np.asarray(expected, float)
     arr = as_array(got, what)
     check_that(arr.shape == expected.shape, what=what + ": форма", expected=str(expected.shape), got=str(arr.shape))
@@ -673,7 +672,7 @@ def check_table(got, expected, *, what, hint="", atol=1e-6, mistakes=None):
                                      f"({', '.join(TABLE_AXES[:expected.ndim])})")
     named = None  # the typical mistakes' tables, asked for (and on hidden inputs computed) only when this one is wrong
     if len(bad) and mistakes is not None:
-        named = {k: np.asarray(v, float).ravel() for k, v in (mistakes() if callable(mistakes) else mistakes).items()}
+        named = {k: np.asarray(v, float).ravel() for k, v in mistakes.items()}
     check_close(arr.ravel(), expected.ravel(), what=what + " (таблица развёрнута в вектор)" + where, hint=hint,
                 atol=atol, mistakes=named or None)
 
