@@ -20,7 +20,7 @@ from grader import export, hidden_answers, homeworks, lms
 from grader.boundary import confine
 from grader.homeworks import ROOT, UsageError
 from grader.report import required_passed, scoreboard
-from grader.runner import PYTEST_FLAGS, inputs_for, interruptible, run_parts, schedule
+from grader.runner import PYTEST_FLAGS, checking_template, inputs_for, interruptible, run_parts, schedule
 
 INTERRUPTED = 130  # the exit code of a command line ended by Ctrl-C (SIGINT), as a shell reports it
 
@@ -356,8 +356,9 @@ def _grade(args, hw, selected, impl: str, label: str, source_opts: list[str]) ->
     # public one (grader.plugin)
     groups = schedule(selected, args.jobs if confine.mode() == "namespaces" else 1)
     # one submission, one user for its workers (without namespaces), whichever group runs them; Ctrl-C ends every
-    # checking process and worker at once
-    with confine.lease() as uid, interruptible(len(groups)) as pool:
+    # checking process and worker at once. The checking processes and the zygotes are forked by the two templates
+    # (grader.runner.checking_template, a warm start, as a batch's): their imports are paid once, not once per process
+    with checking_template(), confine.lease() as uid, interruptible(len(groups)) as pool:
         graded = {r.part.id: r for g in pool.map(lambda g: run_parts(hw, g, impl, args.timeout, public=args.public,
                                                                      show_hidden=args.show_hidden, uid=uid), groups)
                   for r in g}

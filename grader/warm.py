@@ -2,7 +2,8 @@
 checking processes (a warm start).
 
 Cold, each checking process is ``python -m pytest <test files> ...`` (grader/runner.py): Python, NumPy, pytest and
-the grader are imported again for every submission. Warm, a batch starts one template (``python -c``, by exec) that
+the grader are imported again for every submission. Warm, a batch (and one grade from the command line, whose two
+checking processes it forks: grader.cli) starts one template (``python -c``, by exec) that
 imports them, the grader's plugin and pytest's own plugins, and nothing of any test file or of the answer key; for
 each checking process the runner would start, the template forks a child that takes the request's command line,
 working folder, standard streams and environment (the whole of it: ``HWKIT_INPUTS``, ``HWKIT_SECRET_FILE``,

@@ -1,7 +1,7 @@
 """The warm start: a batch's checking processes are forked by one checking template (grader.warm) and its zygotes by
 one worker template (grader.boundary.template); they grade as cold ones do, whatever each request says about its
-inputs and its confinement, and no worker holds anything of the key; the cold path (one submission, as Gradescope
-grades it) stays as it was.
+inputs and its confinement, and no worker holds anything of the key; one grade from the command line (as Gradescope
+grades a submission) is warm too and grades as a cold one; the cold path (``HWKIT_WARM=off``) stays as it was.
 
 The class is the reference, the untouched stubs and one catalogued mistake, on the parts dp and ppo (the cheapest two),
 graded in each confinement a grade for the record is given under (kit.MODES).
@@ -74,6 +74,26 @@ def test_a_warm_batch_grades_as_a_cold_one(tmp_path, mode):
     totals = {row["submission"]: float(row["total"]) for row in warm_rows}
     assert totals["reference"] == 35.0 and totals["stubs"] == 0.0 and 0.0 < totals["mistake"] < 35.0, totals
     assert all(row["inputs"] == "hidden" for row in warm_rows), warm_rows
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_one_warm_grade_grades_as_a_cold_one(tmp_path, mode):
+    """One grade from the command line (as a Gradescope container runs it: one submission, its checking processes
+    and zygotes forked by templates of its own) gives the JSON a cold one (HWKIT_WARM=off) gives, times aside: the
+    catalogued mistake's, on hidden inputs too, two checking processes (--jobs 2)."""
+    folder = tmp_path / "class"
+    _class(folder)
+    graded = {}
+    for warm_start in ("on", "off"):
+        out = tmp_path / f"{warm_start}.json"
+        proc = run_check(HW, *PARTS, "--dir", str(folder / "mistake"), "--jobs", "2", "--json", str(out),
+                         env_extra={**mode_env(mode), warm.WARM_ENV: warm_start})
+        assert proc.returncode == 1 and out.is_file(), proc.stdout + proc.stderr  # the mistake fails a required check
+        record = json.loads(out.read_text(encoding="utf-8"))
+        del record["execution_time"]  # the command line's seconds
+        graded[warm_start] = _timeless(record)
+    assert graded["on"] == graded["off"]
+    assert 0.0 < graded["on"]["score"] < 35.0 and graded["on"]["extra_data"]["inputs"] == "hidden", graded["on"]
 
 
 def _summary(result) -> tuple:
@@ -206,12 +226,13 @@ def gae(rewards, values, last_value, gamma, lam):
 '''
 
 
+@pytest.mark.parametrize("how", ["batch", "one grade"])
 @pytest.mark.parametrize("mode", MODES)
-def test_no_worker_forked_from_the_worker_template_holds_the_key(tmp_path, mode):
-    """A warm batch graded with a secret of the test's own, on hidden inputs too: the public and the hidden worker of
-    a submission that scans its own modules, objects and memory find their decoy, and neither the secret's text, nor
-    a module of the answer key, nor anything of pytest or the grader's checking side; their zygotes were forked by the
-    worker template (the test is about the warm path)."""
+def test_no_worker_forked_from_the_worker_template_holds_the_key(tmp_path, mode, how):
+    """A warm batch, and one warm grade from the command line, graded with a secret of the test's own, on hidden
+    inputs too: the public and the hidden worker of a submission that scans its own modules, objects and memory find
+    their decoy, and neither the secret's text, nor a module of the answer key, nor anything of pytest or the grader's
+    checking side; their zygotes were forked by the worker template (the test is about the warm path)."""
     import os
 
     hw = homeworks.load(HW)
@@ -223,13 +244,19 @@ def test_no_worker_forked_from_the_worker_template_holds_the_key(tmp_path, mode)
     key_prefix = "_hwkit_key_" + hw.tests_dir.name
     (folder / "scanner" / "ppo.py").write_text(SCANS_ITSELF.format(prefix=SECRET_PREFIX.encode().hex(),
                                                                    key=key_prefix.encode().hex()), encoding="utf-8")
+    out = tmp_path / "feedback" if how == "batch" else tmp_path / "results.json"
+    source = ["--batch", str(folder), "--feedback", str(out)] if how == "batch" else \
+        ["--dir", str(folder / "scanner"), "--json", str(out)]
     try:
-        proc = run_check(HW, "ppo::test_td_errors_random", "ppo::test_gae_courier[lam0.5]", "--batch", str(folder),
-                         "--show-hidden", "--feedback", str(tmp_path / "feedback"),
+        proc = run_check(HW, "ppo::test_td_errors_random", "ppo::test_gae_courier[lam0.5]", *source, "--show-hidden",
                          env_extra={**mode_env(mode), "HWKIT_SECRET_FILE": str(secret_file), warm.WARM_ENV: "on"})
     finally:
         secret_file.unlink()
-    said = (tmp_path / "feedback" / "scanner.txt").read_text(encoding="utf-8") if proc.returncode in (0, 1) else ""
+    said = ""
+    if proc.returncode in (0, 1) and how == "batch":
+        said = (out / "scanner.txt").read_text(encoding="utf-8")
+    elif proc.returncode in (0, 1):  # each check's own text (the hidden worker's report is its twin's failure)
+        said = "\n".join(test["output"] for test in json.loads(out.read_text(encoding="utf-8"))["tests"])
     reports = [line for line in said.splitlines() if "parent:" in line]
     assert len(reports) >= 2, f"the public and the hidden worker's reports are not both there\n{proc.stderr}\n{said}"
     for report in reports:
