@@ -269,7 +269,15 @@ def same(a, b) -> bool:
         return (isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool)
                 and not isinstance(b, bool) and math.isclose(a, b, rel_tol=RTOL, abs_tol=ATOL))
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):  # two floats (most of a fingerprint) compared here, without a call
+            if type(x) is float and type(y) is float:
+                if not math.isclose(x, y, rel_tol=RTOL, abs_tol=ATOL):
+                    return False
+            elif not same(x, y):
+                return False
+        return True
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     return type(a) is type(b) and a == b
@@ -309,7 +317,8 @@ def decode(data):
         return np.dtype(data["scalar"]).type(decode(data["value"]))
     if "ndarray" in data:
         dtype = np.dtype(data["ndarray"])
-        return np.array([decode(v) for v in data["data"]], dtype=dtype).reshape(data["shape"])
+        return np.array([decode(v) if isinstance(v, (list, dict)) else v for v in data["data"]],
+                        dtype=dtype).reshape(data["shape"])
     if "tuple" in data:
         return tuple(decode(v) for v in data["tuple"])
     if "dict" in data:

@@ -170,14 +170,17 @@ def decode(frame: bytes) -> Any:
     return _dec(tree, blob, 0)
 
 
+_PLAIN = (bool, int, float, str, type(None))  # what JSON gives that decodes to itself
+
+
 def _dec(x: Any, blob: memoryview, depth: int) -> Any:
     if depth > MAX_DEPTH:
         raise WireError("слишком глубокая вложенность")
     t = type(x)
-    if x is None or t in (bool, int, float, str):
+    if t in _PLAIN:
         return x
     if t is list:
-        return [_dec(v, blob, depth + 1) for v in x]
+        return _items(x, blob, depth + 1)
     if t is not dict or len(x) != 1:
         raise WireError(f"неожиданное значение {t.__name__}")
     (tag, body), = x.items()
@@ -187,10 +190,18 @@ def _dec(x: Any, blob: memoryview, depth: int) -> Any:
     return decoder(body, blob, depth)
 
 
+def _items(values: list, blob: memoryview, depth: int) -> list:
+    """``[_dec(v, blob, depth) for v in values]``, a plain value taken as it is without a call (most of an answer's
+    values are numbers) where the depth allows it."""
+    if depth > MAX_DEPTH:
+        return [_dec(v, blob, depth) for v in values]
+    return [v if type(v) in _PLAIN else _dec(v, blob, depth) for v in values]
+
+
 def _tuple(body, blob, depth):
     if type(body) is not list:
         raise WireError("плохой кортеж")
-    return tuple(_dec(v, blob, depth + 1) for v in body)
+    return tuple(_items(body, blob, depth + 1))
 
 
 def _dict(body, blob, depth):
