@@ -136,24 +136,29 @@ def measure(cmd: list[str], repeat: int, label: str = "", split: list | None = N
 
 
 def zygotes(hw) -> int:
-    """The zygotes grading the whole homework starts: one per checking process (one for all the parts without
-    namespaces, as grader.cli schedules them), and another for its checks on hidden inputs where the key is here."""
+    """The start-ups of confined processes grading the whole homework pays, as many as one check pays: warm
+    (grader.warm, Linux) one, the worker template's, which forks every zygote (one check's also forks two); cold, a
+    zygote per checking process (one for all the parts without namespaces, as grader.cli schedules them), and another
+    for its checks on hidden inputs where the key is here."""
+    from grader import warm
     from grader.boundary import confine
     from grader.hidden import hidden_available
 
+    if warm.available():
+        return 1
     jobs = (os.cpu_count() or 1) if confine.mode() == "namespaces" else 1
     return len(schedule(hw.select([]), jobs)) * (2 if hidden_available(hw.tests_dir) else 1)
 
 
 def where_cpu_goes(split: list, one_check: list, processes: int, floor: tuple[float, float]) -> None:
     """The whole homework's CPU by process, and what the student's code alone implies for the targets: the
-    confined CPU less the start-up of ``processes`` zygotes (each measured as the confined CPU of one check)."""
+    confined CPU less ``processes`` start-ups (:func:`zygotes`; each measured as the confined CPU of one check)."""
     cli, checking, confined = (statistics.median(x[i] for x in split) for i in range(3))
     start_up = statistics.median(x[2] for x in one_check)
     print(f"{'  its CPU by process: the command line':<46} {cli:6.2f} s; checking processes (pytest and the checks' "
           f"own computations) {checking:.2f} s; confined zygotes and workers {confined:.2f} s", flush=True)
     work, cores = confined - processes * start_up, os.cpu_count() or 1
-    label = f"  the student code's share: confined CPU less {processes} zygote start-ups ({start_up:.2f} s each)"
+    label = f"  the student code's share: confined CPU less {processes} start-up(s) ({start_up:.2f} s each)"
     print(f"{label}: {work:.2f} s = {work / floor[1]:.1f}× the floor's CPU; on {cores} cores at least "
           f"{work / cores:.2f} s = {work / cores / floor[0]:.1f}× the floor's wall", flush=True)
 
