@@ -389,7 +389,7 @@ def test_bandit_table(policy_gradient, use_baseline, seed, pi, var):
 
 @graded("Бандит на других seed против независимой реализации того же протокола (seed {seed})",
         subject="reinforce_bandit", oracle=True)
-@inputs("seed", [5, 6])
+@inputs("seed", [5])  # one seed: the answer is exact on any seed (a second one only repeated the same comparison)
 def test_bandit_oracle(policy_gradient, seed):
     steps, lr = 600, 0.02
     extra = [("steps не передан дальше: запуск на 2000 шагов по умолчанию", 2000, lr),
@@ -444,10 +444,11 @@ def bandit_exact_fails(pg, blocks, exact):
 # the oracle on other seeds, steps and lr are the exact checks). Measured on 1 500 seeds of the reference (100 000 …
 # 101 499; any correct solution follows the same protocol): the ratio of the mean variances over 4 seeds, in 4 million
 # resampled sets of seeds, has its 1e-6 quantile at 9.1 and its minimum at 8.6 (threshold 8; over 8 seeds it was
-# 11.0 against 10); π(arm 2) after 2 000 steps with the baseline was at least 0.837 on every seed (threshold 0.7; 3
-# seeds fail with probability at most 3 × 2.0e-3, the 95% upper bound of 0 failures in 1 500, and in fact far less:
-# the lowest of 1 500 is 0.14 above the threshold).
-VARIANCE_SEEDS, ARM_SEEDS = 4, 3
+# 11.0 against 10); π(arm 2) after 2 000 steps with the baseline was at least 0.837 on every seed (threshold 0.7; one
+# seed fails with probability at most 2.0e-3, the 95% upper bound of 0 failures in 1 500, and in fact far less: the
+# lowest of 1 500 is 0.14 above the threshold). One run shows the point (the best arm found); three seeds, as
+# before, only tripled that bound and the run's cost.
+VARIANCE_SEEDS, ARM_SEEDS = 4, 1
 
 
 @graded("Baseline снижает дисперсию градиента в начале обучения на порядок (4 seed с {seed}, в среднем ≥ 8 раз)",
@@ -468,7 +469,7 @@ def test_bandit_variance_reduction(policy_gradient, seed):
                "вес с baseline — r − b, где b — бегущее среднее награды (b ← b + 0.05·(r − b)), вычитается.")
 
 
-@graded("С baseline REINFORCE находит лучший рычаг: π(рычаг 2) > 0.7 на каждом из 3 seed с {seed}",
+@graded("С baseline REINFORCE находит лучший рычаг: π(рычаг 2) > 0.7 (seed {seed})",
         subject="reinforce_bandit")
 @inputs("seed", [10], behaviour=True)
 def test_bandit_baseline_finds_best_arm(policy_gradient, seed):
