@@ -507,19 +507,29 @@ def _start(cmd: list[str], cwd: str, env: dict[str, str], err, fds: tuple[int, .
                             start_new_session=True, pass_fds=fds)
 
 
-@contextlib.contextmanager
-def checking_template():
-    """The two templates of a block that grades many submissions (grader.batch; a warm start): the checking template
-    (grader.warm), whose environment is the checking processes' but for what each run sets for itself (inputs,
-    confinement, the workers' uid, the secret's file, the run's token), and the worker template the zygotes are forked
-    from (grader.boundary.template). Both carry the command line's marker: Ctrl-C ends them and all they forked."""
+def template_environment() -> dict[str, str]:
+    """The checking template's environment: the checking processes' but for what each run sets for itself (inputs,
+    confinement, the workers' uid, the secret's file, the run's token), with the command line's marker."""
     env = checking_environment(RUN_TOKEN)
     for name in (INPUTS_ENV, SECRET_ENV, "HWKIT_CONFINE", confine.SEPARATE_ENV, confine.UID_ENV, "HWKIT_RUN_TOKEN"):
         env.pop(name, None)
     env[confine.MARKER] = RUN_TOKEN
+    return env
+
+
+@contextlib.contextmanager
+def checking_template():
+    """The two templates of a block that grades many submissions (grader.batch; a warm start): the checking template
+    (grader.warm; its environment: :func:`template_environment`), and the worker template the zygotes are forked
+    from (grader.boundary.template). Both carry the command line's marker: Ctrl-C ends them and all they forked.
+    Where this process holds a connection to a checking template already (grader.warm.adopt: the kit's own suite
+    holds both for all its runs), the block uses those and starts none."""
+    if warm.current() is not None:
+        yield warm.current()
+        return
     stack = contextlib.ExitStack()
     with stack:
-        checking = stack.enter_context(warm.template(env))
+        checking = stack.enter_context(warm.template(template_environment()))
         if checking is not None and zygote.available():  # the zygotes forked by the worker template (by exec, with a
             stack.enter_context(template.template(RUN_TOKEN))  # worker's clean environment: it never holds the key)
         yield checking

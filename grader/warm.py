@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import sys
 
 from grader.boundary import forkserver
@@ -53,10 +54,29 @@ class Template(forkserver.Server):
                                 stdin=True, stdout=True)
 
 
-_CURRENT: list[Template] = []
+class Adopted:
+    """A connection to a checking template that another process holds and passed this one (its descriptor): the kit's
+    own suite holds the two templates for all its runs of the command line (tests/kit/warm_cli.py)."""
+
+    def __init__(self, fd: int):
+        self.client = forkserver.Client(socket.socket(fileno=fd), ready=True)
+
+    run = Template.run
+
+    def stop(self) -> None:
+        self.client.close()
 
 
-def current() -> Template | None:
+_CURRENT: list[Template | Adopted] = []
+
+
+def adopt(fd: int) -> None:
+    """Take the connection to a checking template that the process which started this one holds (:class:`Adopted`):
+    this process's runs fork their checking processes from it (grader.runner.checking_template)."""
+    _CURRENT.append(Adopted(fd))
+
+
+def current() -> Template | Adopted | None:
     """The template of the batch running in this process, if any."""
     return _CURRENT[-1] if _CURRENT else None
 

@@ -69,8 +69,10 @@ def check_env(env_extra: dict[str, str] | None = None) -> dict[str, str]:
 
 def run_check(*args: str, cwd: Path = ROOT, timeout: float = 300,
               env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([*CHECK, *args], cwd=str(cwd), capture_output=True, text=True, encoding="utf-8",
-                          timeout=timeout, env=check_env(env_extra))
+    """``python homework/check.py ARGS``, forked by the suite's warm process (warm_cli) where it can be."""
+    import warm_cli
+
+    return warm_cli.run(list(args), str(cwd), check_env(env_extra), timeout)
 
 
 def run_check_json(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess, dict]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
+import warm_cli
 
 from grader import homeworks, runner, warm
 from kit import HW, MODES, in_process, mode_env, run_check
@@ -76,24 +77,30 @@ def test_a_warm_batch_grades_as_a_cold_one(tmp_path, mode):
     assert all(row["inputs"] == "hidden" for row in warm_rows), warm_rows
 
 
+# how a command line is started: by exec with templates of its own (as a Gradescope container runs one grade), by
+# exec and cold (HWKIT_WARM=off), and forked by the kit suite's warm process with the suite's templates (warm_cli)
+STARTS = {"own templates": {warm_cli.OFF_ENV: "off"}, "cold": {warm_cli.OFF_ENV: "off", warm.WARM_ENV: "off"},
+          "the suite's": {}}
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_one_warm_grade_grades_as_a_cold_one(tmp_path, mode):
-    """One grade from the command line (as a Gradescope container runs it: one submission, its checking processes
-    and zygotes forked by templates of its own) gives the JSON a cold one (HWKIT_WARM=off) gives, times aside: the
-    catalogued mistake's, on hidden inputs too, two checking processes (--jobs 2)."""
+    """One grade from the command line (its checking processes and zygotes forked by templates of its own, or by the
+    suite's) gives the JSON a cold one (HWKIT_WARM=off) gives, times aside: the catalogued mistake's, on hidden inputs
+    too, two checking processes (--jobs 2)."""
     folder = tmp_path / "class"
     _class(folder)
     graded = {}
-    for warm_start in ("on", "off"):
-        out = tmp_path / f"{warm_start}.json"
+    for start, env in STARTS.items():
+        out = tmp_path / "results.json"
         proc = run_check(HW, *PARTS, "--dir", str(folder / "mistake"), "--jobs", "2", "--json", str(out),
-                         env_extra={**mode_env(mode), warm.WARM_ENV: warm_start})
+                         env_extra={**mode_env(mode), **env})
         assert proc.returncode == 1 and out.is_file(), proc.stdout + proc.stderr  # the mistake fails a required check
         record = json.loads(out.read_text(encoding="utf-8"))
         del record["execution_time"]  # the command line's seconds
-        graded[warm_start] = _timeless(record)
-    assert graded["on"] == graded["off"]
-    assert 0.0 < graded["on"]["score"] < 35.0 and graded["on"]["extra_data"]["inputs"] == "hidden", graded["on"]
+        graded[start] = _timeless(record)
+    assert graded["own templates"] == graded["cold"] == graded["the suite's"]
+    assert 0.0 < graded["cold"]["score"] < 35.0 and graded["cold"]["extra_data"]["inputs"] == "hidden", graded["cold"]
 
 
 def _summary(result) -> tuple:
