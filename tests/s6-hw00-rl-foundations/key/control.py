@@ -117,25 +117,29 @@ def exploration_steps(name, episodes, n_states, n_actions, alpha, gamma, epsilon
     greedy actions (s_i = s_{i−1} and the update changed the ranking) is left out, and so is one with a near tie
     (NEAR_TIE). Which steps are left out depends only on the history before the choice, so what remains is still a
     sequence of ε-greedy draws."""
-    steps, previous = [], {}
+    steps, previous, probs = [], {}, {}
 
+    # a row of Q as Python floats: a run that wanders takes 10⁵ steps and more, and NumPy on a row of four costs
+    # several times the Python (the same comparisons, the same IEEE arithmetic)
     def greedy(row):
-        top = row.max()
-        best = row == top
-        near = row >= top - NEAR_TIE * (1.0 + abs(top))
-        return best if np.array_equal(best, near) else None
+        """The mask of the greedy actions of ``row`` (a tuple of bools), or None at a near tie."""
+        top = max(row)
+        floor = top - NEAR_TIE * (1.0 + abs(top))
+        best = tuple(v == top for v in row)
+        return best if best == tuple(v >= floor for v in row) else None
 
     def before_step(Q, i, step):
         s, a = step[0], step[1]
-        best = greedy(Q[s])
+        row = Q[s].tolist()
+        best = greedy(row)
         if i > 0 and previous["s"] == s:  # the update of step i − 1 touched this row: the other order's Q
-            other = Q[s].copy()
-            other[previous["a"]] = previous["value"]
-            other_best = greedy(other)
-            if best is None or other_best is None or not np.array_equal(best, other_best):
+            row[previous["a"]] = previous["value"]
+            if best is None or best != greedy(row):
                 best = None
         if best is not None:
-            steps.append((a, epsilon_greedy_probs(np.where(best, 1.0, 0.0), epsilon), best))
+            if best not in probs:  # P(·) depends on the greedy actions alone
+                probs[best] = epsilon_greedy_probs(np.array(best, dtype=float), epsilon)
+            steps.append((a, probs[best], best))
         previous.update(s=s, a=a, value=float(Q[s, a]))
 
     replay(episodes, n_states, n_actions, alpha, gamma, RULES[name], before_step=before_step)
