@@ -620,9 +620,10 @@ SHAPED = {"zeros": (0, ()), "constant": (1, ()), "placeholders": (0, ("train",))
 
 
 # the parts each kind of doing nothing is graded on: every part for an answer of any function; where a kind does
-# something of its own (control's agents, train), that part
+# something of its own (control's agents, train), that part (``resets`` leaves the other modules the untouched stubs,
+# which test_reference_and_stubs grades for the record: score 0)
 EVERY_PART = [p.id for p in homeworks.load(HW).parts]
-PARTS = {"raise": EVERY_PART, "echo": EVERY_PART, "zeroing": EVERY_PART, "resets": EVERY_PART, "zeros": EVERY_PART,
+PARTS = {"raise": EVERY_PART, "echo": EVERY_PART, "zeroing": EVERY_PART, "resets": ["control"], "zeros": EVERY_PART,
          "constant": EVERY_PART, "placeholders": ["boss"], "made_up": ["boss"], "bookkeeping": ["control", "boss"]}
 
 
