@@ -1,9 +1,10 @@
 """One process that grades a part's reference and then several mutants of it (started by tests/kit/catalogue.py).
 
 A student's run starts a checking process and a zygote for each grading; the catalogue grades about two hundred
-implementations, so this process runs the part's graded checks as one pytest session per implementation, one
-after another, with one zygote for all of them. Each implementation's code still runs in confined workers, with
-the part's time limits, exactly as ``check.py HW PART`` grades it.
+implementations, so this process runs the part's graded checks as one pytest session per grading, one after
+another, with one zygote for all of them: the reference's a session of its own, each mutant's a fork of one
+session that collected the part's checks once (``Template``). Each implementation's code still runs in confined
+workers, with the part's time limits, exactly as ``check.py HW PART`` grades it.
 
 A mutant is graded on the checks whose verdict it can change, and only as far as its feedback's first block needs:
 - A check whose calls (as the reference's grading records them) reach no function the mutant changes runs the
@@ -35,12 +36,15 @@ from __future__ import annotations
 import ast
 import contextlib
 import dataclasses
+import gc
 import io
 import json
 import os
 import pickle
+import shutil
 import sys
 import tempfile
+import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -169,28 +173,156 @@ class FirstBlock:
             del item.session.items[item.session.items.index(item) + 1:]
 
 
-def grade(hw, part, folder: str, select: list[str] | None = None, order: list[str] | None = None) -> list[dict]:
-    """The part's checks (or the ``select``\\ ed ones) on the modules in ``folder``, in a pytest session here;
-    with ``order`` (the module's functions in the report's order), only as far as the first block needs
-    (:class:`FirstBlock`)."""
-    stopper = FirstBlock(order) if order is not None else None
-    with tempfile.TemporaryDirectory(prefix="hwcat-") as tmp:
-        events = Path(tmp) / "events.jsonl"
-        events.touch()
-        args = [str(hw.tests_dir / part.tests), f"--impl={folder}", f"--results-file={events}",
-                f"--homework={hw.name}", *[f"--select={part.tests}::{name}" for name in select or []],
-                *PYTEST_FLAGS, "-p", "no:faulthandler", "--capture=sys"]
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            os.chdir(tmp)
-            try:
-                pytest.main(args, plugins=[stopper] if stopper else [])
-            finally:
-                os.chdir(ROOT)
-        records = Reader(events).read()
-    checks = check_results(records, guard=False)  # guards: on the whole part
+def session_args(hw, part, folder: str, events: Path) -> list[str]:
+    """pytest's arguments for a session grading the modules in ``folder`` on the part's checks, its events written to
+    ``events`` (a grading of selected checks: ``Template``)."""
+    return [str(hw.tests_dir / part.tests), f"--impl={folder}", f"--results-file={events}", f"--homework={hw.name}",
+            *PYTEST_FLAGS, "-p", "no:faulthandler", "--capture=sys"]
+
+
+def run_session(args: list[str], plugins: list, cwd: str) -> None:
+    """pytest.main, its output discarded, in ``cwd``."""
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        os.chdir(cwd)
+        try:
+            pytest.main(args, plugins=plugins)
+        finally:
+            os.chdir(ROOT)
+
+
+def records_of(events: Path, stopper: FirstBlock | None) -> list[dict]:
+    """A session's check records, from its events; those it ran, when its FirstBlock ended it early."""
+    checks = check_results(Reader(events).read(), guard=False)  # guards: on the whole part
     if stopper is not None and stopper.failed:
         checks = [c for c in checks if c.nodeid in stopper.ran]
     return [dataclasses.asdict(c) for c in checks]
+
+
+def grade(hw, part, folder: str) -> list[dict]:
+    """The part's checks on the modules in ``folder``, in a pytest session of its own here (the reference's: the
+    ``Memo`` records its answers in this process)."""
+    with tempfile.TemporaryDirectory(prefix="hwcat-") as tmp:
+        events = Path(tmp) / "events.jsonl"
+        events.touch()
+        run_session(session_args(hw, part, folder, events), [], tmp)
+        return records_of(events, None)
+
+
+def session(folder: str, select: list[str] | None = None, order: list[str] | None = None):
+    """A grading, as a step of the generator the ``Template`` runs: the checks (the ``select``\\ ed ones) on the
+    modules in ``folder``; with ``order`` (the module's functions in the report's order), only as far as the first
+    block needs (:class:`FirstBlock`). ``records = yield from session(...)``."""
+    return (yield folder, select, order)
+
+
+class Template:
+    """A plugin of the one pytest session that collects the part's checks for every grading of mutants (``steps``: a
+    generator that yields a grading's (folder, select, order) and is sent its records).
+
+    A pytest session of its own for each grading paid pytest's configuration, its plugins' set-up and the collection
+    of the part's checks again each time (about 0.1 CPU-s, some 600 times a run of the catalogue). This session stops
+    when its collection is done, runs no check, and forks for each grading. The child takes the grading's options
+    (``--impl``, ``--results-file``, ``--select``), drops the template's Session (the plugin's, never started) and
+    prepares its own as the plugin's configuration does, runs again on the checks as collected the hooks that select
+    and order them and report them (grader.plugin's ``--select``, the run order, the ``collected`` event), as a
+    session of its own does, registers its ``FirstBlock``, and lets pytest's own run loop run them and end the
+    session (the plugin's ``finished`` event): its worker, the part's limits, the same events. The template ran no
+    check, so no fixture's value, worker or check's state is handed down; the child writes its records and exits.
+    """
+
+    def __init__(self, hw, part, steps, memo: Memo):
+        self.hw, self.part, self.steps, self.memo = hw, part, steps, memo
+        self.collected: list | None = None  # the checks as collected, before any plugin selects or orders them
+        self.child: tuple[Path, FirstBlock | None] | None = None  # in a fork: its folder and its FirstBlock
+        self.error: BaseException | None = None  # raised by ``steps``: raised again once the session is over
+
+    def run(self) -> None:
+        with tempfile.TemporaryDirectory(prefix="hwcat-") as tmp:
+            events = Path(tmp) / "events.jsonl"
+            events.touch()
+            run_session(session_args(self.hw, self.part, str(self.hw.solutions_dir), events), [self], tmp)
+            if self.child is not None:  # a fork whose grading's session is over
+                self._report()
+        if self.error is not None:
+            raise self.error
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_collection_modifyitems(self, items):
+        if self.collected is None:
+            self.collected = list(items)
+        yield
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session):
+        records = None
+        while True:
+            try:
+                folder, select, order = self.steps.send(records)
+            except StopIteration:
+                return True
+            except BaseException as exc:  # noqa: BLE001 - pytest would take it for its own internal error
+                self.error = exc
+                return True
+            tmp = Path(tempfile.mkdtemp(prefix="hwcat-"))
+            gc.freeze()  # the collector never walks this process's objects in the fork: it copies no page of them
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    self._become(session, folder, select, order, tmp)
+                except BaseException:  # noqa: BLE001 - told to the template
+                    (tmp / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
+                    os._exit(1)
+                return None  # pytest's own run loop runs the grading's checks
+            records = self._records(pid, tmp)
+
+    def _become(self, session, folder: str, select: list[str] | None, order: list[str] | None, tmp: Path) -> None:
+        """In the fork: the session of one grading, as far as pytest's configuration and collection make it."""
+        os.chdir(tmp)
+        config = session.config
+        events = tmp / "events.jsonl"
+        events.touch()
+        state = config.stash[plugin._STATE]
+        state["events"] = open(events, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 - the plugin closes it
+        config.option.impl, config.option.results_file = folder, str(events)
+        config.option.select = [f"{self.part.tests}::{name}" for name in select or []]
+        state["sessions"].clear()
+        plugin._prepare(config, self.hw.name)
+        stopper = FirstBlock(order) if order is not None else None
+        if stopper is not None:
+            config.pluginmanager.register(stopper)
+        items = list(self.collected)
+        config.hook.pytest_collection_modifyitems(session=session, config=config, items=items)
+        session.items = items
+        config.hook.pytest_collection_finish(session=session)
+        session.testscollected = len(items)
+        self.child = tmp, stopper
+
+    def _report(self) -> None:
+        """In the fork, its session over: its records (and the calls the memo answered) for the template; exit."""
+        tmp, stopper = self.child
+        code = 1
+        try:
+            found = {"records": records_of(tmp / "events.jsonl", stopper), "used": self.memo.used}
+            (tmp / "records.json").write_text(json.dumps(found), encoding="utf-8")
+            code = 0
+        except BaseException:  # noqa: BLE001 - told to the template
+            (tmp / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
+        finally:
+            os._exit(code)
+
+    def _records(self, pid: int, tmp: Path) -> list[dict]:
+        try:
+            _, status = os.waitpid(pid, 0)
+            result = tmp / "records.json"
+            if os.waitstatus_to_exitcode(status) != 0 or not result.is_file():
+                error = tmp / "error.txt"
+                raise RuntimeError(f"a grading's session (a fork of the template) ended with status {status}:\n"
+                                   + (error.read_text(encoding="utf-8") if error.is_file() else ""))
+            found = json.loads(result.read_text(encoding="utf-8"))
+            self.memo.used = found["used"]
+            return found["records"]
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _loads(node: ast.AST) -> set[str]:
@@ -247,21 +379,20 @@ def plan(reference: list[dict], changed: set[str] | None, order: list[str]) -> t
     return early, [c["name"] for c in can_fail if c["name"] not in early], begin
 
 
-def grade_mutant(hw, part, folder: str, reference: list[dict], staged, order: list[str],
-                 every: bool = False) -> list[dict]:
+def grade_mutant(reference: list[dict], staged, order: list[str], folder: str, every: bool = False):
     """The mutant's check records: those run, and the reference's for the checks that cannot fail; ``every``: every
-    check that can fail is run, past the first block too."""
+    check that can fail is run, past the first block too. A generator of gradings (:func:`session`)."""
     rank = {f: i for i, f in enumerate(order)}
     if staged is None:
-        return _guarded(grade(hw, part, folder))
+        return _guarded((yield from session(folder)))
     early, late, begin = staged
     if every:
-        run = {c["name"]: c for c in grade(hw, part, folder, early + late)} if early + late else {}
+        run = {c["name"]: c for c in ((yield from session(folder, early + late)) if early + late else [])}
         return _guarded([run.get(c["name"], c) for c in reference])
-    run = {c["name"]: c for c in grade(hw, part, folder, early, order)} if early else {}
+    run = {c["name"]: c for c in ((yield from session(folder, early, order)) if early else [])}
     failed = [rank.get(c["subject"], -1) for c in run.values() if c["outcome"] != "passed"]
     if late and not (failed and min(failed) <= begin and _guards_settled(reference, run, set(late))):
-        run.update({c["name"]: c for c in grade(hw, part, folder, late)})
+        run.update({c["name"]: c for c in (yield from session(folder, late))})
     skipped = set(early + late) - set(run)  # could fail, but come after the first failed function: not run
     return _guarded([run.get(c["name"], c) for c in reference if c["name"] not in skipped])
 
@@ -282,13 +413,28 @@ def _guarded(records: list[dict]) -> list[dict]:
     return [dataclasses.asdict(c) for c in guarded([CheckResult(**r) for r in records])]
 
 
+def gradings(job: dict, solution: str, reference: list[dict], order: list[str], memo: Memo, out: dict):
+    """The job's gradings of mutants, one after another (a generator of :func:`session` steps); ``out`` gets each
+    mutant's records."""
+    functions = {n.name for n in ast.parse(solution).body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    for mutant in job["mutants"]:
+        changed = reach(solution, Path(mutant["path"]).read_text(encoding="utf-8"))
+        staged = plan(reference, changed, order)
+        memo.unchanged, memo.used = (None if changed is None else functions - changed), 0
+        checks = yield from grade_mutant(reference, staged, order, mutant["folder"], every=job.get("every", False))
+        out[mutant["path"]] = {"checks": checks}
+        memo.unchanged = None  # graded on every check: every call made for real
+        if mutant.get("whole") and staged is not None:
+            whole = _guarded((yield from session(mutant["folder"])))
+            out[mutant["path"]].update(whole=whole, remembered=memo.used)
+
+
 def main(job_file: str, out_file: str) -> None:
     job = json.loads(Path(job_file).read_text(encoding="utf-8"))
     hw = homeworks.load(job["homework"])
     part = hw.part(job["part"])
     solution = (hw.solutions_dir / f"{part.module}.py").read_text(encoding="utf-8")
     order = report.function_order(hw, part)
-    functions = {n.name for n in ast.parse(solution).body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     kit = set(provided_modules(hw)) | {p.stem for p in (*hw.tests_dir.glob("*.py"), *hw.shared_dir.glob("*.py"))}
     out, memo = {}, Memo(kit, solution)
     with zygote.kept():
@@ -299,15 +445,8 @@ def main(job_file: str, out_file: str) -> None:
             raise SystemExit(f"the reference fails checks of {part.id}: "
                              + "; ".join(f"{c['name']}: {c['message'][:200]}" for c in reference
                                          if c["outcome"] != "passed"))
-        for mutant in job["mutants"]:
-            changed = reach(solution, Path(mutant["path"]).read_text(encoding="utf-8"))
-            staged = plan(reference, changed, order)
-            memo.unchanged, memo.used = (None if changed is None else functions - changed), 0
-            out[mutant["path"]] = {"checks": grade_mutant(hw, part, mutant["folder"], reference, staged, order,
-                                                          every=job.get("every", False))}
-            memo.unchanged = None  # graded on every check: every call made for real
-            if mutant.get("whole") and staged is not None:
-                out[mutant["path"]].update(whole=_guarded(grade(hw, part, mutant["folder"])), remembered=memo.used)
+        if job["mutants"]:
+            Template(hw, part, gradings(job, solution, reference, order, memo, out), memo).run()
     Path(out_file).write_text(json.dumps(out), encoding="utf-8")
 
 
