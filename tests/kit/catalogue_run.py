@@ -258,14 +258,14 @@ class Template:
         while True:
             try:
                 folder, select, order = self.steps.send(records)
+                tmp = Path(tempfile.mkdtemp(prefix="hwcat-"))
+                gc.freeze()  # the collector never walks this process's objects in the fork: it copies no page of them
+                pid = os.fork()
             except StopIteration:
                 return True
             except BaseException as exc:  # noqa: BLE001 - pytest would take it for its own internal error
                 self.error = exc
                 return True
-            tmp = Path(tempfile.mkdtemp(prefix="hwcat-"))
-            gc.freeze()  # the collector never walks this process's objects in the fork: it copies no page of them
-            pid = os.fork()
             if pid == 0:
                 try:
                     self._become(session, folder, select, order, tmp)
@@ -273,7 +273,11 @@ class Template:
                     (tmp / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
                     os._exit(1)
                 return None  # pytest's own run loop runs the grading's checks
-            records = self._records(pid, tmp)
+            try:
+                records = self._records(pid, tmp)
+            except BaseException as exc:  # noqa: BLE001 - as above
+                self.error = exc
+                return True
 
     def _become(self, session, folder: str, select: list[str] | None, order: list[str] | None, tmp: Path) -> None:
         """In the fork: the session of one grading, as far as pytest's configuration and collection make it."""
