@@ -81,8 +81,11 @@ class Memo:
         real = Session.call
 
         def call(session, module, function, args, kwargs, repeat=0, track=True):
-            key = self._key(module, function, args, kwargs, repeat, track)
-            if key is not None and self.unchanged is not None and function in self.unchanged and key in self.answers:
+            # the key (and the arguments' fingerprints) only where it is used: a call the reference makes now, or a
+            # call of a function the mutant leaves as it is (pickling a batch of episodes costs more than the call)
+            known = self.unchanged is not None and function in self.unchanged
+            key = self._key(module, function, args, kwargs, repeat, track) if known or self.recording else None
+            if key is not None and known and key in self.answers:
                 session.load(module)
                 self.used += 1
                 if function not in session.check.functions:
@@ -91,7 +94,7 @@ class Memo:
                 went = session.check.entered.setdefault(function, [])
                 went += [f for f in entered if f not in went]
                 return value
-            before = [answers.fingerprint(v) for v in (*args, *kwargs.values())]
+            before = [answers.fingerprint(v) for v in (*args, *kwargs.values())] if self.recording else None
             value = real(session, module, function, args, kwargs, repeat, track)
             if self.recording and key is not None \
                     and before == [answers.fingerprint(v) for v in (*args, *kwargs.values())]:
