@@ -25,6 +25,7 @@ from grader import homeworks
 from grader.boundary import confine, zygote
 from grader.boundary.session import Session
 from grader.homeworks import ROOT
+from grader.runner import protect_key
 from kit import HW, MODES, in_process, mode_env, run_check
 
 PROBE = textwrap.dedent('''
@@ -135,6 +136,9 @@ def probed(request, tmp_path_factory, listener):
     (folder / "ppo.py").write_text(PROBE, encoding="utf-8")
     hw = homeworks.load(HW)
     with in_process(request.param):  # while the session chooses its confinement and its worker starts
+        # as the grader does before every grading (grader.runner.run_parts): in a fresh clone no grading has closed
+        # the key, the reference and the kit's tests to other users yet when this module runs first
+        protect_key(hw)
         session = Session(hw, folder, 20)
         seen = session.module("ppo").probe(str(ROOT), listener[0])
     try:
