@@ -130,23 +130,11 @@ def _child(request: tuple) -> None:
     """In the forked child (its descriptors in place): the request's folder and environment; then pytest, as
     ``python -m pytest ARGV`` would run it; then the exit, with this process's atexit work (its zygotes ended)."""
     import atexit
-    import io
-    import random
 
     argv, cwd, env = request
     code = 1
     try:
-        os.chdir(cwd)
-        os.environ.clear()
-        os.environ.update(env)
-        sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
-        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", line_buffering=True)
-        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", line_buffering=True)
-        sys.argv = ["pytest", *argv]
-        random.seed()  # as a process of its own would have: nothing drawn in the template is shared
-        import numpy as np
-
-        np.random.seed()
+        forkserver.become(cwd, env, ["pytest", *argv])
         import pytest
 
         code = int(pytest.main(argv))

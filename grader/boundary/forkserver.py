@@ -2,8 +2,8 @@
 
 The grader's two templates are fork servers (a warm start: Python's and NumPy's imports paid once): the checking
 template (grader/warm.py), which forks the checking processes, and the worker template (grader/boundary/template.py),
-which forks the zygotes. This module holds what they share and nothing else: the protocol, the child's descriptors,
-the reaping. It imports the standard library only.
+which forks the zygotes. This module holds what they share and nothing else: the protocol, the child's descriptors
+and start (:func:`become`), the reaping. It imports the standard library only.
 
 The protocol: a Unix SEQPACKET socket per client, pickles both ways (both ends are the grader's own). The server says
 ``("ready",)`` once it has imported what it holds. A request ``("fork", payload, targets)`` comes with descriptors:
@@ -245,6 +245,25 @@ def serve(fd: int, child) -> None:
                 os.close(n)
             children[pid] = socket.socket(fileno=fds[0])
             sock.send(pickle.dumps(("forked", pid)))
+
+
+def become(cwd: str, env: dict[str, str], argv: list[str]) -> None:
+    """In a child: the request's working folder, whole environment, command line and standard streams (descriptors
+    0–2, as :func:`place` put them), and random state of its own, as a process started by exec would have: nothing
+    drawn in the server is shared (Python's generator, and NumPy's global one where the server imported NumPy)."""
+    import io
+    import random
+
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(env)
+    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
+    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", line_buffering=True)
+    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", line_buffering=True)
+    sys.argv = argv
+    random.seed()
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed()
 
 
 def _reap(children: dict[int, socket.socket]) -> None:

@@ -120,24 +120,12 @@ def _child(request: tuple) -> None:
     """In the forked child (its descriptors in place): the request's folder, environment and arguments, a run token
     and random state of its own; then the command line, as ``homework/check.py`` runs it; then the exit."""
     import atexit
-    import io
-    import random
     import uuid
 
     args, cwd, env, adopt = request
     code = 1
     try:
-        os.chdir(cwd)
-        os.environ.clear()
-        os.environ.update(env)
-        sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
-        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8")
-        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", line_buffering=True)
-        sys.argv = [str(CHECK_PY), *args]
-        random.seed()
-        import numpy as np
-
-        np.random.seed()
+        forkserver.become(cwd, env, [str(CHECK_PY), *args])
         from grader import cli, runner, warm
         from grader.boundary import template
 
