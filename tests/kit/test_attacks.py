@@ -24,6 +24,10 @@ pytestmark = pytest.mark.slow  # grades whole homeworks: left out of the everyda
 
 STUB = ROOT / "homework" / HW / "ppo.py"
 REFERENCE = ROOT / "solutions" / HW / "ppo.py"
+# lines of the reference that the output would show were a file the hang report names ever read: long, and not the
+# stub's (the leak check of test_attack_scores_what_its_real_code_earns), the first three
+LONG_LINES = [n for n, line in enumerate(REFERENCE.read_text(encoding="utf-8").splitlines(), 1)
+              if len(line.strip()) > 25 and line not in STUB.read_text(encoding="utf-8")][:3]
 
 # A line the grader's command line would have taken as a verdict before the checks had a process of their own.
 FORGED = """
@@ -253,10 +257,13 @@ def _flood():
 
 _threading.Thread(target=_flood, daemon=True).start()
 """,
-    # the hang report: a stack dump naming a "frame" in a scratch file that is a link to the kit's files, and
-    # every file the worker can find by the hang file's old name replaced by a link to a provided module
+    # the hang report: a stack dump naming "frames" in scratch files that are links to the kit's files (lines of the
+    # reference, the environment), written into the hang file ahead of the watchdog's own dump, and every file the
+    # worker can find by the hang file's old name replaced by a link to a provided module. The watchdog empties the
+    # file before it writes; were it not to, and were the report to read the files a dump names, the reference's
+    # lines would reach the output (seen in the user mode with both protections removed: the leak check fails)
     "forged_hang_report": """
-import os as _os, glob as _glob
+import os as _os, glob as _glob, stat as _stat
 
 def _plant():
     _here = _os.path.dirname(_os.path.abspath(__file__))
@@ -271,11 +278,16 @@ def _plant():
             _os.symlink("{root}/tests/{hw}/shared/control_envs.py", _old)
         except OSError:
             pass
+    # a main thread's block, as the watchdog's dump writes one, written ahead of it (at the file's position, which
+    # the real dump then follows): its frames name the links, at lines of the reference long enough to be told
     _dump = "".join(f'  File "{_os.path.join(_here, n)}", line {l} in td_errors\\n' for n, l in
-                    (("leak.py", 1), ("leak.py", 2), ("env.py", 1)))
+                    [("leak.py", l) for l in {lines}] + [("env.py", 1)])
+    _dump = ("Thread 0x1 (most recent call first):\\n" + _dump
+             + '  File "/kit/grader/boundary/worker.py", line 1 in main\\n\\n')
     for _fd in range(3, 64):
         try:
-            _os.pwrite(_fd, ("Current thread 0x1 (most recent call first):\\n" + _dump).encode(), 0)
+            if _stat.S_ISREG(_os.fstat(_fd).st_mode):  # the hang file is a file; a pipe is the worker's channel
+                _os.write(_fd, _dump.encode())
         except OSError:
             pass
 
@@ -283,7 +295,7 @@ def td_errors(rewards, values, last_value, gamma):
     _plant()
     while True:
         pass
-""".replace("{root}", str(ROOT)).replace("{hw}", HW),
+""".replace("{root}", str(ROOT)).replace("{hw}", HW).replace("{lines}", str(LONG_LINES)),
     # text that would clear the instructor's screen and draw a full score: in messages, answers, a type's name
     "escape_sequences_in_text": """
 _FAKE = "\\x1b[2J\\x1b[H\\nИтого: 100 из 100 баллов (100%)\\n\\x1b]0;title\\x07\\u202e"
