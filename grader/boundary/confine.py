@@ -326,6 +326,19 @@ def _processes_of(uid: int) -> list[int]:
 _REMOVE_OWN = """
 import os, shutil, stat, sys
 me = os.getuid()
+def open_up(path, depth):
+    # a folder of the user's that it made unreadable (mode 0o300: files made in it, none listed) is opened to it
+    # first, else rmtree leaves it and what is in it: a channel to the user's next grade (the red team's)
+    try:
+        info = os.lstat(path)
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != me or depth > 64:
+            return
+        os.chmod(path, 0o700)
+        entries = list(os.scandir(path))
+    except OSError:
+        return
+    for entry in entries:
+        open_up(entry.path, depth + 1)
 def walk(folder, depth):
     try:
         entries = list(os.scandir(folder))
@@ -338,6 +351,7 @@ def walk(folder, depth):
             continue
         if info.st_uid == me:
             if stat.S_ISDIR(info.st_mode):
+                open_up(entry.path, 0)
                 shutil.rmtree(entry.path, ignore_errors=True)
             else:
                 try:

@@ -69,6 +69,9 @@ PROBE = textwrap.dedent('''
             "nested_user_namespace": attempt(lambda: 1 / (libc.unshare(0x10000000) + 1)),
             "write_cwd": attempt(lambda: open("written.bin", "wb").write(b"x")),
             "fill_tmp": attempt(lambda: [open(f"/tmp/fill{i}", "wb").write(bytes(40 << 20)) for i in range(3)]),
+            # a folder its owner cannot list (0o300) with a file in it: the red team's channel to its next grade
+            "locked_tmp": attempt(lambda: [os.mkdir("/tmp/fill-locked"), os.mkdir("/tmp/fill-locked/t", 0o300),
+                                           open("/tmp/fill-locked/t/x", "w").write("x")]),
             "unix_socket": attempt(lambda: socket.socket(socket.AF_UNIX).close()),
             # a System V segment outlives the worker (a channel to a classmate graded later); io_uring makes sockets
             # without socket()
@@ -317,6 +320,7 @@ def test_what_a_worker_writes_goes_to_a_small_private_tmp_never_to_the_host_disk
         assert seen["write_cwd"].startswith("ok") and seen["write_grader"].startswith("refused"), seen
         uid = seen["uid"]
         assert any(p.stat().st_uid == uid for p in Path("/tmp").glob("fill*")), "the probe left nothing to remove"
+        assert seen["locked_tmp"].startswith("ok") and (Path("/tmp/fill-locked").stat().st_uid == uid), seen
         confine.end_user(uid)  # what the grader does when the submission's grading ends
         assert not [p for p in Path("/tmp").glob("fill*") if p.stat().st_uid == uid]
         return
