@@ -43,6 +43,7 @@ import io
 import json
 import os
 import re
+import shutil
 import statistics
 import sys
 import tempfile
@@ -184,11 +185,16 @@ OLD_RESULTS = ("results.json работы «{name}» записан прежне
                "отзыва, а его может подделать текст самой работы. Проверьте работы в Gradescope заново (Regrade "
                "All Submissions) с автопроверкой этой версии (python -m grader.gradescope) и выгрузите их снова.")
 
+_EXTRACTED: list[Path] = []  # the folders a .zip export was extracted into: removed when the report is written
+
+
 def read_source(source: Path) -> tuple[list[dict], Path]:
     """The records of ``source`` (a batch's records folder, a Gradescope export folder or .zip, a folder of
-    results.json files), sorted by name, and the folder their feedback links are relative to."""
+    results.json files), sorted by name, and the folder their feedback links are relative to. A .zip is extracted
+    into a temporary folder, which :func:`main` removes when it is done (the code compared is read from it)."""
     if source.is_file() and source.suffix == ".zip":
         tmp = Path(tempfile.mkdtemp(prefix="hwreport-"))
+        _EXTRACTED.append(tmp)
         with zipfile.ZipFile(source) as zf:
             for info in zf.infolist():  # results, metadata and the code compared (grader.similarity), no more
                 name = info.filename
@@ -707,6 +713,15 @@ def links_for(records: list[dict], records_dir: Path, out: Path) -> dict[str, st
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line; the students' files a .zip export held never stay behind in the temporary folder."""
+    try:
+        return _main(argv)
+    finally:
+        while _EXTRACTED:
+            shutil.rmtree(_EXTRACTED.pop(), ignore_errors=True)
+
+
+def _main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m grader.report_class",
                                 description="Отчёт об ошибках класса из записей пакетной проверки или выгрузки "
                                             "Gradescope (ничего не проверяется заново).")

@@ -13,6 +13,7 @@ import json
 import re
 import shutil
 import statistics
+import tempfile
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -139,7 +140,7 @@ def _export(tmp_path: Path) -> Path:
     return root
 
 
-def test_gradescope_export_gives_the_same_report(tmp_path):
+def test_gradescope_export_gives_the_same_report(tmp_path, monkeypatch):
     """results.json keeps each submission's named mistakes (extra_data.mistakes: the diagnosis lines of its failed
     tests' outputs); the report from an export counts those, except a test students never see (visibility
     hidden). Names come from submission_metadata.yml and are escaped where they land."""
@@ -163,7 +164,10 @@ def test_gradescope_export_gives_the_same_report(tmp_path):
     rows = list(csv.DictReader(open(out / "mistakes.csv", encoding="utf-8")))
     assert {r["submission"] for r in rows} == {"Анна Петрова"}
     zipped = shutil.make_archive(str(tmp_path / "export"), "zip", tmp_path, root.name)  # the export as downloaded
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     assert report_class.main([zipped, str(tmp_path / "from_zip"), "--tables"]) == 0
+    assert not list((tmp_path / "tmp").iterdir())  # the students' files extracted from the zip are not left behind
     again = json.loads((tmp_path / "from_zip" / "report.json").read_text(encoding="utf-8"))
     assert again["mistakes"] == got["mistakes"]
 
