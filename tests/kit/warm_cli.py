@@ -1,6 +1,6 @@
 """The suite's warm command line: one process per run of the kit's suite that imports the grader's command line once
-(Python, NumPy and the grader: about 0.4 s of CPU) and forks ``homework/check.py ARGS`` for each run of it that the
-kit's tests ask for (kit.run_check), instead of starting Python again each time.
+(Python, NumPy and the grader: a few tenths of a second of CPU) and forks ``homework/check.py ARGS`` for each run of
+it that the kit's tests ask for (kit.run_check), instead of starting Python again each time.
 
 A forked run takes everything a run started by exec would take from its caller: the arguments, the working folder,
 the whole environment (``HWKIT_CONFINE``, ``HWKIT_SECRET_FILE``, ``HWKIT_INPUTS`` and the rest come per run, never
@@ -10,11 +10,13 @@ its own random state, and standard streams of its own; it is the leader of a ses
 hash seed, ``sitecustomize``) a fork cannot take: a run whose environment differs there from this process's is started
 by exec (:func:`can_fork`), as is every run where forking is not to be had (grader.boundary.forkserver.available).
 
-Only the command line is forked here: the checking processes and workers it starts are the grader's own, with its
-boundary (they are started by exec, or by the grader's own templates, exactly as a student's command line starts
-them). The grader's processes started by exec keep their tests: the command line from a shell (test_base_install,
-the attacks on the answer key, Ctrl-C) is run by exec, and so is a run with ``KIT_WARM_CLI=off`` in its environment
-(tests/kit/test_warm.py compares the three starts; the suite run with it set starts every command line by exec).
+The checking processes and zygotes a forked run starts are forked by the grader's own two templates (grader.warm,
+grader.boundary.template), which this module starts once for the suite, as a command line starts them for its grade,
+and hands each run a connection to (grader.warm.adopt): the grader's boundary, not this module's. The paths started by
+exec keep their tests: the command line from a shell (test_base_install, the attacks on the answer key, Ctrl-C) is
+run by exec, and so is a run with ``KIT_WARM_CLI=off`` in its environment (tests/kit/test_warm.py compares one grade
+started three ways; the suite run with it set starts every command line by exec); with ``HWKIT_WARM=off`` a run gets
+no template and the grader starts its processes cold.
 """
 from __future__ import annotations
 
@@ -55,8 +57,8 @@ def can_fork(env: dict[str, str]) -> bool:
 
 
 def _servers() -> list:
-    """This process, the command line's warm process and the grader's two templates (started once, stopped at exit:
-    waited for, so that the CPU of every process they forked is counted in the suite's)."""
+    """The command line's warm process and the grader's two templates, started once and stopped at exit (waited for,
+    so that the CPU of every process they forked is counted in the suite's)."""
     if not _SERVER:
         from grader import runner, warm
         from grader.boundary import template, zygote
@@ -119,7 +121,6 @@ def serve(fd: int) -> None:
 def _child(request: tuple) -> None:
     """In the forked child (its descriptors in place): the request's folder, environment and arguments, a run token
     and random state of its own; then the command line, as ``homework/check.py`` runs it; then the exit."""
-    import atexit
     import uuid
 
     args, cwd, env, adopt = request
