@@ -326,19 +326,21 @@ def _processes_of(uid: int) -> list[int]:
 _REMOVE_OWN = """
 import os, shutil, stat, sys
 me = os.getuid()
-def open_up(path, depth):
-    # a folder of the user's that it made unreadable (mode 0o300: files made in it, none listed) is opened to it
-    # first, else rmtree leaves it and what is in it: a channel to the user's next grade (the red team's)
-    try:
-        info = os.lstat(path)
-        if not stat.S_ISDIR(info.st_mode) or info.st_uid != me or depth > 64:
-            return
-        os.chmod(path, 0o700)
-        entries = list(os.scandir(path))
-    except OSError:
-        return
-    for entry in entries:
-        open_up(entry.path, depth + 1)
+def open_up(top):
+    # every folder of the user's under top that it made unreadable (mode 0o300: files made in it, none listed) is
+    # opened to it first, at any depth, else rmtree leaves it and what is in it: a channel to the user's next grade
+    # (the red team's); links are never followed
+    folders = [top]
+    while folders:
+        path = folders.pop()
+        try:
+            info = os.lstat(path)
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != me:
+                continue
+            os.chmod(path, 0o700)
+            folders.extend(entry.path for entry in os.scandir(path))
+        except OSError:
+            continue
 def walk(folder, depth):
     try:
         entries = list(os.scandir(folder))
@@ -351,7 +353,7 @@ def walk(folder, depth):
             continue
         if info.st_uid == me:
             if stat.S_ISDIR(info.st_mode):
-                open_up(entry.path, 0)
+                open_up(entry.path)
                 shutil.rmtree(entry.path, ignore_errors=True)
             else:
                 try:
