@@ -519,11 +519,11 @@ def template_environment() -> dict[str, str]:
 
 @contextlib.contextmanager
 def checking_template():
-    """The two templates of a block that grades many submissions (grader.batch; a warm start): the checking template
-    (grader.warm; its environment: :func:`template_environment`), and the worker template the zygotes are forked
-    from (grader.boundary.template). Both carry the command line's marker: Ctrl-C ends them and all they forked.
-    Where this process holds a connection to a checking template already (grader.warm.adopt: the kit's own suite
-    holds both for all its runs), the block uses those and starts none."""
+    """The two templates of a block that grades (a batch, grader.batch, or one grade, grader.cli; a warm start): the
+    checking template (grader.warm; its environment: :func:`template_environment`), and the worker template the
+    zygotes are forked from (grader.boundary.template). Both carry the command line's marker: Ctrl-C ends them and
+    all they forked. Where this process holds a connection to a checking template already (grader.warm.adopt: the
+    kit's own suite holds both for all its runs), the block uses those and starts none."""
     if warm.current() is not None:
         yield warm.current()
         return

@@ -63,9 +63,6 @@ class Adopted:
 
     run = Template.run
 
-    def stop(self) -> None:
-        self.client.close()
-
 
 _CURRENT: list[Template | Adopted] = []
 

@@ -25,6 +25,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,9 +35,11 @@ sys.path.insert(0, str(ROOT))
 from grader.boundary import forkserver  # noqa: E402
 
 OFF_ENV = "KIT_WARM_CLI"  # "off": every run of the command line started by exec
-_BOOT = ("import sys; sys.path[:0] = [{kit!r}, {root!r}]; "
+_BOOT = ("import sys; sys.path[:] = [{kit!r}, {root!r}] + [p for p in sys.path if p not in ('', '.')]; "
          "from warm_cli import serve; serve({{fd}})")
 _SERVER: list[forkserver.Server] = []
+_STARTED_WITH: dict[str, str] = {}  # the warm process's PYTHON* variables
+_STARTING = threading.Lock()  # the suite's first runs may come from two threads at once (test_attacks' gradings)
 
 
 def _startup(env: dict[str, str]) -> dict[str, str]:
@@ -49,30 +52,38 @@ def warm_grader(env: dict[str, str]) -> bool:
     return env.get("HWKIT_WARM", "").lower() not in ("off", "0", "no")
 
 
+def _suite_env() -> dict[str, str]:
+    return dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+
+
 def can_fork(env: dict[str, str]) -> bool:
     """Whether the run in ``env`` is forked here: not with ``KIT_WARM_CLI=off`` in it (the suite's environment, or one
-    test's run), nor where Python would start differently."""
+    test's run), nor where Python would start otherwise than the warm process did."""
     return (env.get(OFF_ENV, "").lower() not in ("off", "0", "no") and forkserver.available()
-            and _startup(env) == _startup(dict(os.environ, PYTHONDONTWRITEBYTECODE="1")))
+            and _startup(env) == (_STARTED_WITH if _SERVER else _startup(_suite_env())))
 
 
 def _servers() -> list:
     """The command line's warm process and the grader's two templates, started once and stopped at exit (waited for,
     so that the CPU of every process they forked is counted in the suite's)."""
-    if not _SERVER:
-        from grader import runner, warm
-        from grader.boundary import template, zygote
+    with _STARTING:
+        return _SERVER or _start()
 
-        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-        _SERVER.append(forkserver.Server(_BOOT.format(kit=str(Path(__file__).resolve().parent), root=str(ROOT)),
-                                         env))
-        # as runner.checking_template starts them for a batch, but held here, for every run of the suite: never this
-        # process's own (the kit's tests that grade in this process start what a command line would)
-        _SERVER.append(warm.Template(runner.template_environment()))
-        if zygote.available():
-            _SERVER.append(template.WorkerTemplate(runner.RUN_TOKEN))
-        for server in _SERVER:
-            atexit.register(server.stop)
+
+def _start() -> list:
+    from grader import runner, warm
+    from grader.boundary import template, zygote
+
+    _STARTED_WITH.update(_startup(_suite_env()))
+    _SERVER.append(forkserver.Server(_BOOT.format(kit=str(Path(__file__).resolve().parent), root=str(ROOT)),
+                                     _suite_env()))
+    # as runner.checking_template starts them for a grade, but held here, for every run of the suite: never this
+    # process's own (the kit's tests that grade in this process start what a command line would)
+    _SERVER.append(warm.Template(runner.template_environment()))
+    if zygote.available():
+        _SERVER.append(template.WorkerTemplate(runner.RUN_TOKEN))
+    for server in _SERVER:
+        atexit.register(server.stop)
     return _SERVER
 
 
