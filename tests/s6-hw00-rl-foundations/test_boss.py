@@ -519,6 +519,22 @@ def _unlikely_policy_case(seed):
     return logits, actions, logp_old, adv, mask
 
 
+def _finite_where_others_underflow(boss, seed) -> bool:
+    """A probe: policy_loss's value is a finite number on _policy_case(seed) with one token that was not chosen, at
+    every position, 760–900 below the largest logit (its π is 0 in float64; the chosen tokens' is not)."""
+    logits, actions, logp_old, adv, mask = _policy_case(seed)
+    rng = np.random.default_rng(200 + seed)
+    other = (actions + 1) % logits.shape[-1]
+    np.put_along_axis(logits, other[..., None], (logits.max(axis=-1) - rng.uniform(760, 900, size=other.shape))[
+        ..., None], -1)
+    with np.errstate(all="ignore"):
+        out = attempt(None, boss.policy_loss, logits, actions, logp_old, adv, mask, eps=0.2, c_e=0.05)
+    try:
+        return bool(np.isfinite(float(out[0])))
+    except (TypeError, ValueError, IndexError, KeyError):
+        return False
+
+
 QUOTIENT = ("ρ посчитано как частное exp(log π_θ) / exp(logp_old): при log π < −745 обе экспоненты в float64 равны 0, "
             "и 0/0 = NaN. Считайте, как в уроке, ρ = exp(log π_θ − logp_old).")
 
@@ -535,13 +551,16 @@ def test_policy_loss_unlikely_tokens(boss, seed):
     with np.errstate(all="ignore"):
         loss, grad = pair_of_floats(boss.policy_loss(logits.copy(), actions.copy(), logp_old.copy(), adv.copy(),
                                                      mask.copy(), eps=0.2, c_e=0.05), "policy_loss")
-    hint = "ρ = exp(log π_θ − logp_old): разность логарифмов, а не частное вероятностей; log π_θ — из log_softmax."
+    hint = ("ρ = exp(log π_θ − logp_old): разность логарифмов, а не частное вероятностей; log π_θ — из log_softmax, "
+            "и энтропия −Σ π·log π тоже с log π из log_softmax: log от нулевой вероятности даёт 0·(−∞) = NaN.")
     if not matches(loss, expected, 1e-8) and went_through(boss, "policy_loss", "log_softmax") and not matches(
             attempt(None, boss.log_softmax, logits.copy()), log_pi):
         # a log_softmax that takes the log of underflowing probabilities gives NaN here too: no quotient named
         hint = Defer("сначала исправьте log_softmax (проверки «log_softmax …» выше): log π_θ здесь ≈ −800, и без "
                      "log от вероятностей его не получить.", "test_log_softmax")
-    elif np.isnan(loss):
+    elif np.isnan(loss) and _finite_where_others_underflow(boss, seed):
+        # NaN with only the chosen tokens' π below float64's range; where only other tokens' π is, a finite loss:
+        # not 0·log 0 in the entropy, the ratio
         hint = Mistake(QUOTIENT)
     check_float(loss, expected, atol=1e-8, what=f"policy_loss, log π_θ выбранных токенов от "
                                                 f"{logp_old.min():.0f} до {logp_old.max():.0f}", hint=hint)
