@@ -504,14 +504,15 @@ def test_one_action_mdp(control, name, seed):
 BOTH_STEPS = 4  # the time limit of the edge check below: about one episode in ten ends with both flags
 
 
-@graded("{name} со значениями по умолчанию (α = 0.5, γ = 1, ε = 0.1) на MDP с одним действием, где лимит шагов "
+@graded("{name} со значениями по умолчанию α = 0.5 и γ = 1 на MDP с одним действием, где лимит шагов "
         "может совпасть с концом задачи (terminated и truncated сразу: цель — r) (seed {seed})", subject="{name}",
         oracle=True)
 @inputs("name,seed", [("q_learning", 2), ("sarsa", 2)])
 def test_defaults_and_both_flags(control, name, seed):
     """Вызов {name}(env, 60, seed=seed) без alpha, gamma и epsilon — значения по умолчанию из сигнатуры: α = 0.5,
-    γ = 1, ε = 0.1. Одно действие: эпизоды — те, что даёт сама среда. Лимит в 4 шага может прийтись на шаг, на
-    котором задача кончилась: тогда terminated и truncated оба True, и это конец задачи — цель r, без бутстрапа."""
+    γ = 1 (ε при одном действии ни на что не влияет). Одно действие: эпизоды — те, что даёт сама среда. Лимит
+    в 4 шага может прийтись на шаг, на котором задача кончилась: тогда terminated и truncated оба True, и это конец
+    задачи — цель r, без бутстрапа."""
     n = 60
     answer = key.one_action_run(name, seed, n, 0.5, 1.0, BOTH_STEPS, both_flags=True)
     at = [(i, j) for i, ep in enumerate(answer["episodes"]) for j, t in enumerate(ep) if t[4] and t[5]]
