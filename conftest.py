@@ -1,2 +1,2 @@
-# The graded suites get the implementation under test from this plugin (see grader/plugin.py).
-pytest_plugins = ["grader.plugin"]
+# The graded suites get the implementation under test from this plugin (see grader/grading/plugin.py).
+pytest_plugins = ["grader.grading.plugin"]

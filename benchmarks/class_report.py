@@ -15,10 +15,11 @@ writes it, the commands above grade and pack it). Each synthetic submission
 takes each part's results (scores, checks' verdicts, the mistakes its feedback named) from a recorded submission
 drawn at random, so the mistakes, their shares and the failures without a name mix as in a real class. The records
 are written to a folder, as a batch writes them, and the report is built from that folder as
-``python -m grader.report_class`` builds it; the script prints the build's wall and CPU time and the sizes of
+``python -m grader.reporting.class_report`` builds it; the script prints the build's wall and CPU time and the sizes of
 index.html, report.json and mistakes.csv. Nothing is graded.
 
-``--alike``: the cost of comparing a class's code (grader.similarity) and where its THRESHOLD falls. A class folder of
+``--alike``: the cost of comparing a class's code (grader.reporting.similarity) and where its THRESHOLD falls. A class
+folder of
 ``--n`` submissions is written, each made from the reference or the loop-heavy variant (tests/kit/variants/), with
 one to three typical mistakes of the catalogue appended to their modules and every module disguised
 (tests/kit/disguise.py: local variables renamed, functions reordered). Two submissions of one origin are a
@@ -41,7 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grader import report_class  # noqa: E402
+from grader.reporting import class_report  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parent / "data" / "class_records.json.gz"
 BUNDLE = 2  # the bundle's version: 2, records whose typical mistakes are the checks' fields (1 read them from texts)
@@ -94,7 +95,7 @@ def make_class(folder: Path) -> None:
 
 def pack(records_dir: Path, out: Path) -> None:
     """A compact bundle of a batch's records: each part's checks once; per record only what failed."""
-    records, _ = report_class.read_source(records_dir)
+    records, _ = class_report.read_source(records_dir)
     catalogue: dict[str, list] = {}
     for r in records:
         for c in r["checks"]:
@@ -126,7 +127,7 @@ def unpack(bundle: Path) -> list[dict]:
         checks = [{"part": part, "check": c, "title": t, "function": fn, "bonus": b,
                    "passed": (part, c) not in failed, "kind": failed.get((part, c), "")}
                   for part in p["ran"] for c, t, fn, b in data["checks"][part]]
-        records.append(report_class._record(p["name"], "", p["kind"], "", p["error"], p["confinement"], p["parts"],
+        records.append(class_report._record(p["name"], "", p["kind"], "", p["error"], p["confinement"], p["parts"],
                                             checks, p["mistakes"], "batch", p["shown"]))
     return records
 
@@ -148,7 +149,7 @@ def synthetic(recorded: list[dict], n: int, seed: int = 0) -> list[dict]:
         shown = [s for pid, r in chosen.items() for s in r["shown"] if s[0] == pid]
         part_rows = [next(p for p in r["parts"] if p["id"] == pid) for pid, r in chosen.items()]
         error = donor["error"] if all(r is donor for r in chosen.values()) else ""
-        out.append(report_class._record(name, f"../feedback/{name}.txt", "folder", ".", error,
+        out.append(class_report._record(name, f"../feedback/{name}.txt", "folder", ".", error,
                                         donor["confinement"], part_rows, checks, mistakes, "batch", shown))
     return out
 
@@ -181,8 +182,8 @@ def make_alike_class(folder: Path, n: int, seed: int) -> dict[str, str]:
 
 
 def alike(n: int, sample: int, seed: int) -> None:
-    from grader import homeworks, similarity
-
+    from grader.base import homeworks
+    from grader.reporting import similarity
     hw = homeworks.load(HW)
     with tempfile.TemporaryDirectory(prefix="class-alike-") as tmp:
         wall, cpu = time.perf_counter(), time.process_time()
@@ -234,26 +235,26 @@ def main() -> int:
         make_class(Path(args.make_class))
         return 0
     source = Path(args.records)
-    recorded = unpack(source) if source.is_file() else report_class.read_source(source)[0]
+    recorded = unpack(source) if source.is_file() else class_report.read_source(source)[0]
     if args.example:
-        data = report_class.build_data(synthetic(recorded, args.n, args.seed), homework="пример: синтетический класс")
-        Path(args.example).write_text(report_class.render(data, plots=False), encoding="utf-8")
+        data = class_report.build_data(synthetic(recorded, args.n, args.seed), homework="пример: синтетический класс")
+        Path(args.example).write_text(class_report.render(data, plots=False), encoding="utf-8")
         size = Path(args.example).stat().st_size / 1024
         print(f"{args.example}: {len(data['submissions'])} submissions, {size:.0f} KB")
         return 0
     with tempfile.TemporaryDirectory(prefix="class-report-") as tmp:
         records_dir = Path(tmp) / "records"
         for r in synthetic(recorded, args.n, args.seed):
-            report_class.write_record(records_dir, r["name"], r)
+            class_report.write_record(records_dir, r["name"], r)
         out = Path(args.keep) if args.keep else Path(tmp) / "report"
         wall, cpu = time.perf_counter(), time.process_time()
-        records, base = report_class.read_source(records_dir)
-        data = report_class.build(records, out, report_class.links_for(records, base, out),
+        records, base = class_report.read_source(records_dir)
+        data = class_report.build(records, out, class_report.links_for(records, base, out),
                                   plots=False if args.tables else None)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         size = {f: (out / f).stat().st_size for f in ("index.html", "report.json", "mistakes.csv")}
         stored = sum(f.stat().st_size for f in records_dir.iterdir())
-        plots = "tables" if args.tables or not report_class._plots_available(None) else "matplotlib SVG"
+        plots = "tables" if args.tables or not class_report._plots_available(None) else "matplotlib SVG"
         print(f"recorded submissions: {len(recorded)} ({source.name}); synthetic class: {len(records)} "
               f"(records {stored / 1e6:.1f} MB)")
         print(f"named mistakes: {len(data['mistakes'])}; checks: {len(data['checks'])}; "

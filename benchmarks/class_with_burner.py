@@ -6,7 +6,7 @@ appears, and how fast Ctrl-C ends it (a benchmark, not a test).
 The class: ``--refs`` copies of the reference's part module and a burner, last by name (so it starts when the first
 reference is done), whose every function computes for ``--burn`` × the per-check limit of CPU time and answers
 wrong (tests/kit/kit.py ``burner``). Printed: when each CSV row and feedback file appeared (seconds since the
-start), the batch's wall and CPU time, the part's CPU budget (parts.toml; grader.budget); then the same class
+start), the batch's wall and CPU time, the part's CPU budget (parts.toml; grader.grading.budget); then the same class
 again, Ctrl-C (SIGINT) sent once the first row is written (and a run goes on): the seconds until the command line
 exited, its exit code, and how many processes carrying the run's marker were left. The tests
 (tests/kit/test_batch.py) assert the order and the exit, never these seconds.
@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "kit"))
 
-from grader import homeworks  # noqa: E402
+from grader.base import homeworks  # noqa: E402
 from grader.boundary import confine  # noqa: E402
 from kit import CHECK, HW, burner  # noqa: E402
 

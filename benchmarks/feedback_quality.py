@@ -5,17 +5,17 @@
 Every mutant of the kit's catalogue (``tests/kit/mutants/<hw>/<part>/<name>.py``: one typical wrong
 implementation, appended to a copy of the reference module as ``tests/kit/catalogue.py`` does) is graded
 on its whole part, all checks (as a student runs ``check.py HW PART``), and the
-feedback is rendered as the student reads it (``grader.report.scoreboard``). Per part it prints:
+feedback is rendered as the student reads it (``grader.reporting.feedback.scoreboard``). Per part it prints:
 
 - **blocks**: the number of failure blocks the student reads for the one mistake, median and max. A failure
-  block is what ``grader.report.failure_blocks`` finds in the rendered text: a paragraph opened by a line
+  block is what ``grader.reporting.feedback.failure_blocks`` finds in the rendered text: a paragraph opened by a line
   starting with «✗» below the «Итого» line (a check's full explanation, a "not implemented"/"hung" line, a
   part that could not be graded). One-line entries («· title — rerun command») are not blocks.
 - **named first**: the share of mistakes named in the *first* block: it contains one of the texts the mutant file
   lists as ``NAMED_BY = ["text", ...]`` (the words of the diagnosis or hint that is about this very mistake; ``[]``
   when none names it). A file without ``NAMED_BY`` counts as named when the first block's check named any typical
   mistake (its diagnosis: the field ``CheckResult.diagnosis`` the check set, as the scoreboard logs it with the text it
-  prints, ``grader.report.scoreboard(shown=...)``; never a line found in the text), an upper bound.
+  prints, ``grader.reporting.feedback.scoreboard(shown=...)``; never a line found in the text), an upper bound.
 - **right function first**: the share whose first group of failures (the first in the report's order) is about a
   function the mutant breaks (``BREAKS = "function"`` or a tuple of them in the mutant file: the public function
   whose answer the mistake makes wrong): the feedback opens on the function that has the mistake.
@@ -23,7 +23,7 @@ feedback is rendered as the student reads it (``grader.report.scoreboard``). Per
   carries no text of the mutant's ``NAMED_BY`` (for a file without ``NAMED_BY`` this cannot be told).
 - **diagnosis first**: the share whose first block's check named a typical mistake, whatever it names.
 - **specific first**: the share whose first block carries a diagnosis or a «Подсказка:» that is not generic
-  (``grader.report.GENERIC_HINTS``): the floor ``tests/kit/test_feedback.py`` keeps for every mutant.
+  (``grader.reporting.feedback.GENERIC_HINTS``): the floor ``tests/kit/test_feedback.py`` keeps for every mutant.
 - **escaped**: mutants that no check failed (``tests/kit/test_mutants.py`` fails for them too). The medians and
   shares above are over the mutants that were caught (at least one block).
 
@@ -48,8 +48,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grader import homeworks, report  # noqa: E402
-from grader.runner import run_part  # noqa: E402
+from grader.base import homeworks  # noqa: E402
+from grader.grading.runner import run_part  # noqa: E402
+from grader.reporting import feedback  # noqa: E402
 
 MUTANTS = ROOT / "tests" / "kit" / "mutants"
 sys.path.insert(0, str(ROOT / "tests" / "kit"))
@@ -113,14 +114,14 @@ def grade(path: Path, timeout: float | None) -> Graded:
             result = run_part(hw, part, str(folder), None, timeout)
             rerun = f"python homework/check.py {hw.name} --dir {folder.name}"
             shown: list[dict] = []  # what the scoreboard printed in full, in order, each with its check's diagnosis
-            out.text = report.scoreboard(hw, [result], f"модули из {folder.name}", rerun, shown=shown)
+            out.text = feedback.scoreboard(hw, [result], f"модули из {folder.name}", rerun, shown=shown)
         if result.error:
             out.error = "part not graded: " + result.error.splitlines()[0]
             return out
     except Exception as exc:  # noqa: BLE001 - one broken mutant must not stop the measurement
         out.error = f"{type(exc).__name__}: {exc}"
         return out
-    blocks = report.failure_blocks(out.text)
+    blocks = feedback.failure_blocks(out.text)
     out.blocks = len(blocks)
     first = blocks[0] if blocks else ""
     named_by = _declared(path, "NAMED_BY")
@@ -129,10 +130,10 @@ def grade(path: Path, timeout: float | None) -> Graded:
     out.diagnosis = bool(diagnosis)
     out.named = any(t in first for t in named_by) if named_by is not None else out.diagnosis
     out.misnamed = named_by is not None and out.diagnosis and not any(t in diagnosis for t in named_by)
-    out.specific = report.is_specific(first, diagnosis)
-    order = report.function_order(hw, part)
+    out.specific = feedback.is_specific(first, diagnosis)
+    order = feedback.function_order(hw, part)
     rank = {f: i for i, f in enumerate(order)}
-    subjects = [report.subject(c, order) for c in result.checks if not c.passed]
+    subjects = [feedback.subject(c, order) for c in result.checks if not c.passed]
     first_group = min(subjects, key=lambda f: (rank.get(f, len(order)), not f)) if subjects else None
     out.right = first_group in _breaks(path)
     return out
@@ -210,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.each:
         print()
         for g in graded:
-            first = (report.failure_blocks(g.text) or [""])[0].splitlines()[:1]
+            first = (feedback.failure_blocks(g.text) or [""])[0].splitlines()[:1]
             print(f"{g.label:<48} " + (f"NOT GRADED {g.error}" if g.error else
                   f"blocks {g.blocks:>2}  right {'yes' if g.right else 'no ':<3}  "
                   f"misnamed {'yes' if g.misnamed else 'no ':<3}  named {'yes' if g.named else 'no ':<3}  "

@@ -39,8 +39,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grader import homeworks  # noqa: E402
-from grader.runner import schedule  # noqa: E402
+from grader.base import homeworks  # noqa: E402
+from grader.grading.runner import schedule  # noqa: E402
 
 CHECK = [sys.executable, str(ROOT / "homework" / "check.py")]
 TARGET_WALL, TARGET_CPU, TARGET_PART, TARGET_BATCH = 8.0, 15.0, 2.5, 60.0  # issue 13: × the floor; s for a batch
@@ -137,12 +137,13 @@ def measure(cmd: list[str], repeat: int, label: str = "", split: list | None = N
 
 def zygotes(hw) -> int:
     """The start-ups of confined processes grading the whole homework pays, as many as one check pays: warm
-    (grader.warm, Linux) one, the worker template's, which forks every zygote (one check's also forks two); cold, a
+    (grader.grading.warm, Linux) one, the worker template's, which forks every zygote (one check's also forks two);
+    cold, a
     zygote per checking process (one for all the parts without namespaces, as grader.cli schedules them), and another
     for its checks on hidden inputs where the key is here."""
-    from grader import warm
     from grader.boundary import confine
-    from grader.hidden import hidden_available
+    from grader.grading import warm
+    from grader.grading.hidden import hidden_available
 
     if warm.available():
         return 1
@@ -301,8 +302,8 @@ def main(argv: list[str] | None = None) -> int:
     row(f"  one check: {check}", check_wall, floor, check_cpu)
 
     with tempfile.TemporaryDirectory(prefix="hwbench-") as tmp:
-        from grader import extras, notebook_build
-
+        from grader.authoring import notebook_build
+        from grader.base import extras
         no_notebook = extras.missing(*notebook_build.NEEDS)
         if no_notebook:  # the rest is measured; the solved notebook cannot be built here
             print(f"the solved notebook (--notebook): not measured. {no_notebook}", flush=True)
@@ -337,7 +338,8 @@ def batches(hw, tmp: Path, args) -> None:
 def batch_line(hw, folder: Path, csv_path: Path, args, start: str) -> None:
     """The batch of copies of the solutions, graded for the record (hidden inputs too, on the checkout's secret):
     wall against issue 13's target, CPU per submission (of the command line and every process it started, from
-    getrusage of its children) against issue 38's goal. ``start``: "warm" (the batch's templates, grader.warm) or
+    getrusage of its children) against issue 38's goal. ``start``: "warm" (the batch's templates, grader.grading.warm)
+    or
     "cold" (``HWKIT_WARM=off``: every checking process and zygote by exec)."""
     label = f"batch of {args.batch_size} copies, --jobs {args.jobs}, {start}"
     wall, cpu, code = measure([*CHECK, hw.name, "--batch", str(folder), "--jobs", str(args.jobs), "--csv",

@@ -41,7 +41,8 @@ FAST_BUDGET = 10.0  # the everyday loop's (-m "not slow"), install not included
 UNIT = """
 import contextlib, io, sys
 sys.path[:0] = [{root!r}, {solutions!r}]
-from grader import homeworks, notebook
+from grader import notebook
+from grader.base import homeworks
 hw = homeworks.load({hw!r})
 namespace = {{"HOMEWORK": hw.name}}
 for part in hw.parts:
@@ -72,7 +73,7 @@ def main() -> int:
     p.add_argument("pytest_args", nargs="*", help="further arguments for pytest (after --)")
     args = p.parse_args()
     sys.path.insert(0, str(ROOT))
-    from grader import extras, homeworks
+    from grader.base import extras, homeworks
 
     for module in ("nbformat", "nbclient", "yaml"):  # the kit's suite runs here: it needs the dev extra
         extras.require(module, "dev", "the kit's own test suite")

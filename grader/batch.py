@@ -6,16 +6,18 @@ the student's repository, ``gh classroom clone``), a notebook at the top or in `
 a notebook, the one the student worked in (whose code is not the kit's untouched stub) is graded; the CSV's
 ``graded`` column and the feedback say which. Links are skipped. Each part of each submission is graded
 by its own checking process, and the submission's code runs in a confined worker with a scratch copy of the
-submission's modules (grader/runner.py, grader/boundary/): a submission that hangs,
+submission's modules (grader/grading/runner.py, grader/boundary/): a submission that hangs,
 crashes or misbehaves touches neither the others, nor DIR, nor the kit. Several submissions are graded at once
 (``--jobs``); a progress line goes to stderr. As soon as a submission's processes are gone, its outputs are
 written: its row is appended to the CSV, ``--feedback OUT`` gets its scoreboard and feedback (``OUT/<name>.txt``,
 and ``.json``), ``--report REPORT`` its record (``REPORT/records/<name>.json``: its scores, its checks' verdicts and
 the typical mistakes its feedback named); a submission that burns CPU holds up nobody else's (each part has a CPU
-budget for all its calls: grader.budget). At the end the CSV is written again in name order, and the class report
-is built from the records (grader/report_class.py: ``REPORT/index.html``, ``report.json``, ``mistakes.csv``); the
+budget for all its calls: grader.grading.budget). At the end the CSV is written again in name order, and the class
+report
+is built from the records (grader/reporting/class_report.py: ``REPORT/index.html``, ``report.json``, ``mistakes.csv``);
+the
 feedback goes to ``REPORT/feedback/`` unless ``--feedback`` says where. Ctrl-C ends the batch within seconds, with
-every process it started, and keeps what was written (grader.runner.interruptible).
+every process it started, and keeps what was written (grader.grading.runner.interruptible).
 """
 from __future__ import annotations
 
@@ -24,17 +26,18 @@ import threading
 import time
 import traceback
 from concurrent.futures import as_completed
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import escape, export, hidden_answers
+from grader.base import escape
+from grader.base.homeworks import Homework, Part, UsageError
+from grader.base.results import PartResult
 from grader.boundary import confine
-from grader.homeworks import ROOT, Homework, Part, UsageError
-from grader.report import scoreboard, totals
-from grader.results import PartResult
-from grader.runner import STOPPING, checking_template, interruptible, run_parts
+from grader.grading import hidden_answers
+from grader.grading.runner import STOPPING, checking_template, interruptible, run_parts
+from grader.grading.submissions import Submission, find_submissions
+from grader.reporting import export
+from grader.reporting.feedback import scoreboard, totals
 
-_IGNORED = {"__pycache__", ".ipynb_checkpoints", ".git", ".pytest_cache"}
 UNCONFINED_WARNING = (
     "внимание: код работ выполняется без изоляции (--allow-unconfined): ни пространств имён Linux, ни отдельного "
     "пользователя, только отдельные процессы с ограничениями ресурсов. Работа, написанная со злым умыслом, может "
@@ -44,90 +47,6 @@ SEPARATE_USER_NOTE = (
     "пространств имён Linux здесь нет: код каждой работы выполняется от имени отдельного пользователя (uid {first} и "
     "далее), которому недоступны ключ ответов, секрет, solutions/, чужие работы и выходные файлы; память и диск на "
     "работу в целом не ограничены (cgroups не используются).")
-
-
-@dataclass
-class Submission:
-    name: str  # as shown: the folder's or notebook's name, printable (grader.escape.name)
-    path: Path  # a folder of modules or a notebook
-    kind: str  # "folder" or "notebook"
-    graded: str = ""  # what of the student's folder is graded, as a path inside it ("homework/<hw>/", "hw.ipynb")
-    stem: str = ""  # its feedback files' name: safe characters only, unique in the batch
-    results: list[PartResult] = field(default_factory=list)
-    error: str = ""  # the submission could not be graded at all (the grader's own failure)
-    seconds: float = 0.0
-
-
-def find_submissions(folder: Path, hw: Homework) -> list[Submission]:
-    """The submissions in ``folder``, sorted by name; files that are not notebooks are skipped."""
-    found: list[Submission] = []
-    for entry in sorted(folder.iterdir(), key=lambda p: p.name.lower()):
-        if entry.name.startswith(".") or entry.name in _IGNORED or entry.is_symlink():
-            continue
-        if entry.is_file() and entry.suffix == ".ipynb":
-            found.append(Submission(escape.name(entry.stem), entry, "notebook", escape.name(entry.name)))
-        elif entry.is_dir():
-            found.append(locate(entry, hw))
-    names = [s.name for s in found]
-    for sub in found:  # alice/ and alice.ipynb: two rows that say which is which
-        if names.count(sub.name) > 1 and sub.path.parent == folder and sub.path.is_file():
-            sub.name = escape.name(sub.path.name)
-    taken: set[str] = set()
-    for sub in found:
-        sub.stem = escape.file_stem(sub.name, taken)
-    return found
-
-
-def locate(folder: Path, hw: Homework) -> Submission:
-    """The work in a student's folder: its modules (at the top, or in ``homework/<hw>/`` of a clone) or its notebook
-    (at the top, or in ``notebooks/``), the one the student worked in first; an error naming the folder when
-    there is neither."""
-    name = escape.name(folder.name)
-    modules = [d for d in (folder, folder / "homework" / hw.name) if _regular_dir(d) and _part_modules(d, hw)]
-    notebooks = [p for d in (folder, folder / "notebooks") if _regular_dir(d) for p in sorted(d.glob("*.ipynb"))
-                 if not p.name.startswith(".") and not p.is_symlink() and p.is_file()]
-    worked = [d for d in modules if _modules_worked(d, hw)] + [p for p in notebooks if _notebook_worked(p, hw)]
-    chosen = (worked or modules or notebooks or [None])[0]
-    if chosen is None:
-        where = ", ".join(f"{p.module}.py" for p in hw.parts[:2])
-        return Submission(name, folder, "folder", error=(
-            f"в папке {name} не найдено работы: нет модулей ({where}, …) ни в ней, ни в homework/{hw.name}/, "
-            "и нет тетрадки .ipynb ни в ней, ни в notebooks/"))
-    graded = escape.name(chosen.relative_to(folder).as_posix()) if chosen != folder else "."
-    if chosen.is_dir():
-        return Submission(name, chosen, "folder", graded + ("/" if graded != "." else ""))
-    return Submission(name, chosen, "notebook", graded)
-
-
-def _regular_dir(path: Path) -> bool:
-    return path.is_dir() and not path.is_symlink()
-
-
-def _part_modules(folder: Path, hw: Homework) -> list[Path]:
-    return [folder / f"{p.module}.py" for p in hw.parts
-            if (folder / f"{p.module}.py").is_file() and not (folder / f"{p.module}.py").is_symlink()]
-
-
-def _modules_worked(folder: Path, hw: Homework) -> bool:
-    """Whether a part module differs from the kit's untouched stub (a file of another size is never read)."""
-    def differs(path: Path) -> bool:
-        stub = hw.homework_dir / path.name
-        if not stub.is_file() or path.stat().st_size != stub.stat().st_size:
-            return True
-        return path.read_bytes() != stub.read_bytes()
-
-    return any(differs(path) for path in _part_modules(folder, hw))
-
-
-def _notebook_worked(path: Path, hw: Homework) -> bool:
-    """Whether the notebook's code differs from the kit's untouched notebook (outputs aside)."""
-    from grader.boundary.loading import code_cells
-
-    kit = ROOT / "notebooks" / f"{hw.name}.ipynb"
-    try:
-        return not kit.is_file() or code_cells(path) != code_cells(kit)
-    except Exception:  # noqa: BLE001 - an unreadable notebook is graded, and the grading says what is wrong
-        return True
 
 
 def grade_submission(hw: Homework, parts: list[tuple[Part, list[str] | None]], sub: Submission,
@@ -191,7 +110,7 @@ def csv_row(sub: Submission, hw: Homework, parts: list[Part]) -> dict:
 def write_feedback(hw: Homework, sub: Submission, out: Path) -> list[dict]:
     """``<name>.txt``: the scoreboard and feedback the student would see running the grader on this work;
     ``<name>.json``: the same in Gradescope's format. Returns the failure texts the scoreboard printed in full
-    (grader.report.scoreboard's ``shown``): what the class report may say this student was told."""
+    (grader.reporting.feedback.scoreboard's ``shown``): what the class report may say this student was told."""
     shown: list[dict] = []
     if sub.error or not sub.results:
         text = f"{hw.name}: работа {sub.name} не проверена: {sub.error or 'нет результатов'}"
@@ -213,10 +132,10 @@ def run(hw: Homework, parts: list[tuple[Part, list[str] | None]], folder: Path, 
         report_dir: str | None = None, allow_unconfined: bool = False, show_hidden: bool = False) -> list[Submission]:
     """Grade every submission in ``folder``; write the CSV (and, with ``feedback_dir``, each student's
     feedback; with ``report_dir``, each submission's record and the class report); print a summary table to stdout.
-    A grade for the record: hidden inputs too, from the instructor's secret (grader.secret); the kit's default
+    A grade for the record: hidden inputs too, from the instructor's secret (grader.grading.secret); the kit's default
     secret only with ``allow_default_secret``. A failure on hidden inputs keeps its detail (inputs, expected answer,
-    the student's text) out of the feedback and the report unless ``show_hidden`` (grader.runner.withheld)."""
-    from grader.secret import refused
+    the student's text) out of the feedback and the report unless ``show_hidden`` (grader.grading.runner.withheld)."""
+    from grader.grading.secret import refused
 
     if refused(hw, allow_default_secret):
         raise UsageError(refused(hw, allow_default_secret))
@@ -256,7 +175,8 @@ def run(hw: Homework, parts: list[tuple[Part, list[str] | None]], folder: Path, 
                 if out is not None:
                     out.mkdir(parents=True, exist_ok=True)
                     confine.private(out)
-            # one checking template pays pytest's and NumPy's start-up for the class (grader.warm); Ctrl-C: every
+            # one checking template pays pytest's and NumPy's start-up for the class (grader.grading.warm); Ctrl-C:
+            # every
             # checking process and worker ended at once
             with checking_template(), interruptible(jobs) as pool:
                 futures = [pool.submit(grade_submission, hw, parts, sub, timeout, show_hidden) for sub in subs]
@@ -275,7 +195,7 @@ def run(hw: Homework, parts: list[tuple[Part, list[str] | None]], folder: Path, 
         raise
     print(summary(hw, subs, chosen))
     if report is not None:
-        print(class_report(hw, report, folder))
+        print(build_class_report(hw, report, folder))
     return subs
 
 
@@ -303,28 +223,29 @@ def write_record(hw: Homework, sub: Submission, parts: list[Part], row: dict, sh
     verdicts and the failure texts its feedback showed (``shown``)."""
     import os
 
-    from grader import report_class
+    from grader.reporting import class_report
 
     records_dir = report / "records"
     link = os.path.relpath(feedback / f"{sub.stem}.txt", records_dir)
     error = sub.error or ("" if sub.results else "нет результатов")
-    record = report_class.record_from_results(sub.name, sub.results if not sub.error else [], shown,
+    record = class_report.record_from_results(sub.name, sub.results if not sub.error else [], shown,
                                               link, sub.kind, sub.graded, error)
     if error:  # the CSV's row: every graded part at 0
         record["parts"] = [{"id": p.id, "title": p.title, "points": p.points, "bonus_points": p.bonus_points,
                             "score": 0.0, "bonus_score": 0.0, "error": ""} for p in parts]
         record["max"] = row["max"]
-    report_class.write_record(records_dir, sub.stem, record)
+    class_report.write_record(records_dir, sub.stem, record)
 
 
-def class_report(hw: Homework, report: Path, folder: Path | None = None) -> str:
-    """The class report built from the records alone, as ``python -m grader.report_class report/records OUT
-    --code FOLDER`` builds it again (the code of ``folder`` compared: grader.similarity); the line that says where."""
-    from grader import report_class, similarity
+def build_class_report(hw: Homework, report: Path, folder: Path | None = None) -> str:
+    """The class report built from the records alone, as ``python -m grader.reporting.class_report report/records OUT
+    --code FOLDER`` builds it again (the code of ``folder`` compared: grader.reporting.similarity); the line that says
+    where."""
+    from grader.reporting import class_report, similarity
 
-    records, base = report_class.read_source(report / "records")
+    records, base = class_report.read_source(report / "records")
     alike = similarity.for_class(records, hw, folder)
-    data = report_class.build(records, report, report_class.links_for(records, base, report), homework=hw.name,
+    data = class_report.build(records, report, class_report.links_for(records, base, report), homework=hw.name,
                               alike=alike)
     pairs = len(alike["pairs"]) + alike["more"] if alike["available"] else "не сравнивались: нет copydetect"
     return (f"отчёт о классе: {report / 'index.html'} (названных типичных ошибок: {len(data['mistakes'])}; "

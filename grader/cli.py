@@ -16,11 +16,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader import export, hidden_answers, homeworks, lms
+from grader.base import homeworks
+from grader.base.homeworks import ROOT, UsageError
 from grader.boundary import confine
-from grader.homeworks import ROOT, UsageError
-from grader.report import required_passed, scoreboard
-from grader.runner import PYTEST_FLAGS, checking_template, inputs_for, interruptible, run_parts, schedule
+from grader.grading import hidden_answers
+from grader.grading.runner import PYTEST_FLAGS, checking_template, inputs_for, interruptible, run_parts, schedule
+from grader.reporting import export, lms
+from grader.reporting.feedback import required_passed, scoreboard
 
 INTERRUPTED = 130  # the exit code of a command line ended by Ctrl-C (SIGINT), as a shell reports it
 
@@ -121,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "--batch — и в отзывах, и в отчёте; без флага их входы, ответ и текст кода студента скрыты)")
     p.add_argument("--allow-default-secret", action="store_true",
                    help="с --batch: скрытые входы из секрета набора по умолчанию (для пробы; свой: python -m "
-                        "grader.secret)")
+                        "grader.grading.secret)")
     p.add_argument("--allow-unconfined", action="store_true",
                    help="с --batch: выставить оценки, даже если код работ здесь не изолирован (ни пространств имён, "
                         "ни отдельного пользователя)")
@@ -272,7 +274,7 @@ def _listing() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """The command line; Ctrl-C ends it within seconds (exit 130), with every process it started and what it
-    wrote kept (grader.runner.interruptible)."""
+    wrote kept (grader.grading.runner.interruptible)."""
     try:
         return _main(argv)
     except KeyboardInterrupt:
@@ -333,10 +335,11 @@ def _check_options(args) -> None:
         raise UsageError("--feedback — для пакетной проверки: добавьте --batch ПАПКА_С_РАБОТАМИ")
     if args.report and not args.batch:
         raise UsageError("--report — отчёт о классе для пакетной проверки: добавьте --batch ПАПКА_С_РАБОТАМИ "
-                         "(из выгрузки Gradescope: python -m grader.report_class ВЫГРУЗКА ПАПКА)")
+                         "(из выгрузки Gradescope: python -m grader.reporting.class_report ВЫГРУЗКА ПАПКА)")
     if (args.lms or args.roster) and not args.batch:
         raise UsageError("--lms и --roster — для пакетной проверки: добавьте --batch ПАПКА_С_РАБОТАМИ (из записей или "
-                         "выгрузки Gradescope: python -m grader.report_class ИСТОЧНИК ПАПКА --lms ... --roster ...)")
+                         "выгрузки Gradescope: python -m grader.reporting.class_report ИСТОЧНИК ПАПКА --lms ... "
+                         "--roster ...)")
     if args.batch and args.json:
         raise UsageError("с --batch баллы записывает --csv; --json — для одной работы")
 
@@ -353,11 +356,12 @@ def _grade(args, hw, selected, impl: str, label: str, source_opts: list[str]) ->
         return 2
     # one checking process per group, the costliest parts first; without namespaces one for all the parts: processes
     # of one submission's users share /tmp and /proc, and only within one process does no hidden check run before a
-    # public one (grader.plugin)
+    # public one (grader.grading.plugin)
     groups = schedule(selected, args.jobs if confine.mode() == "namespaces" else 1)
     # one submission, one user for its workers (without namespaces), whichever group runs them; Ctrl-C ends every
     # checking process and worker at once. The checking processes and the zygotes are forked by the two templates
-    # (grader.runner.checking_template, a warm start, as a batch's): their imports are paid once, not once per process
+    # (grader.grading.runner.checking_template, a warm start, as a batch's): their imports are paid once, not once per
+    # process
     with checking_template(), confine.lease() as uid, interruptible(len(groups)) as pool:
         graded = {r.part.id: r for g in pool.map(lambda g: run_parts(hw, g, impl, args.timeout, public=args.public,
                                                                      show_hidden=args.show_hidden, uid=uid), groups)

@@ -10,7 +10,7 @@ The zip holds, at its root, what Gradescope's autograder specification asks for:
   its visibility and the grader's Russian explanation; the scoreboard in ``output``);
 - ``gradescope.json``: what to grade (the homework, its parts, the visibility rules);
 - the kit: the grader, the homework's provided modules and stubs, and its graded suites: the files of the
-  student's copy (:func:`grader.release.select_files`: those git tracks, or every file when the kit is not a
+  student's copy (:func:`grader.authoring.release.select_files`: those git tracks, or every file when the kit is not a
   git checkout, without ``solutions/``, the kit's own tests and the instructor's tools) and this module,
   without the notebooks and the benchmarks. Gradescope unpacks it into ``/autograder/source``.
 
@@ -49,17 +49,21 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import escape, export, hidden_answers, homeworks
+from grader.authoring.constraints import requirements
+from grader.base import escape, homeworks
+from grader.base.homeworks import ROOT, Homework, UsageError
 from grader.boundary import confine
-from grader.hidden import hidden_available, secret_path
-from grader.homeworks import ROOT, Homework, UsageError, tomllib
+from grader.grading import hidden_answers
+from grader.grading.hidden import hidden_available, secret_path
+from grader.reporting import export
 
-# grader.release and grader.build are instructor tools that the zip leaves out: only building the zip imports
+# grader.authoring.release and grader.authoring.build are instructor tools that the zip leaves out: only building the
+# zip imports
 # them (inside the functions that build it): run_autograder's `python -m grader.gradescope` runs without them
 
 CONFIG = "gradescope.json"
 ROOT_ENV = "GRADESCOPE_ROOT"
-# besides grader.release's exclusions (solutions, kit tests, instructor tools, docs, CI, caches)
+# besides grader.authoring.release's exclusions (solutions, kit tests, instructor tools, docs, CI, caches)
 EXCLUDED = ["notebooks", "benchmarks", ".gitignore", ".gitattributes"]
 # in the zip, though not in the student's copy: run_autograder's own code, the answer key (the grade's hidden inputs)
 SHIPPED = ["grader/gradescope.py", "tests/*/key"]
@@ -127,8 +131,8 @@ class StaleRecords(GradescopeError):
 def kit_files(root: Path = ROOT) -> list[str]:
     """The kit's files that go into the autograder (relative POSIX paths, sorted): those git tracks when
     ``root`` is a git checkout (so untracked files never ship), otherwise every file; without the
-    exclusions of grader.release (but with :data:`SHIPPED`) and without :data:`EXCLUDED`."""
-    from grader import release
+    exclusions of grader.authoring.release (but with :data:`SHIPPED`) and without :data:`EXCLUDED`."""
+    from grader.authoring import release
 
     patterns = [p for p in release.EXCLUDED if p not in SHIPPED] + EXCLUDED
     return release.select_files(Path(root), patterns)
@@ -142,18 +146,11 @@ def _kit_version(root: Path) -> dict:
         except (OSError, subprocess.SubprocessError):
             return ""
         return proc.stdout.strip() if proc.returncode == 0 else ""
-    from grader import release
+    from grader.authoring import release
 
     if release.git_files(root) is None:
         return {"commit": None, "changed": []}
     return {"commit": git("rev-parse", "HEAD") or None, "changed": git("diff", "--name-only", "HEAD").splitlines()}
-
-
-def requirements(root: Path = ROOT) -> tuple[list[str], str]:
-    """The kit's dependencies and its ``requires-python``, from pyproject.toml."""
-    with (Path(root) / "pyproject.toml").open("rb") as f:
-        project = tomllib.load(f).get("project", {})
-    return list(project.get("dependencies", [])), project.get("requires-python", "")
 
 
 def _setup_sh(requires_python: str) -> str:
@@ -276,7 +273,7 @@ def _kit_contents(hw: Homework) -> dict[str, bytes]:
     """The kit's files for the zip (relative POSIX path: bytes) as the student's copy has them: the README without
     its instructor sections, pytest pointed at the graded suites. Refuses a kit that lacks a file needed to grade,
     imports a grader module that would not ship, or would ship a solution region."""
-    from grader import release  # an instructor tool: in the kit, not in the zip
+    from grader.authoring import release  # an instructor tool: in the kit, not in the zip
 
     files = kit_files(ROOT)
     needed = ["grader/gradescope.py", "homework/check.py", "conftest.py", "pyproject.toml", "constraints.txt",
@@ -299,7 +296,7 @@ def _kit_contents(hw: Homework) -> dict[str, bytes]:
 def _secret(hw: Homework, allow_default: bool) -> dict[str, bytes]:
     """The instructor's secret for the zip (git may not track it), or nothing with the kit's default (refused unless
     ``allow_default``)."""
-    from grader.secret import is_default, refused
+    from grader.grading.secret import is_default, refused
 
     if not hidden_available(hw.tests_dir):
         raise GradescopeError("no answer key (tests/<hw>/key/) here: this looks like a student's copy")
@@ -311,7 +308,8 @@ def _secret(hw: Homework, allow_default: bool) -> dict[str, bytes]:
 
 
 def _records(hw: Homework) -> dict[str, bytes]:
-    """The key's answers on the hidden inputs of the secret in force (grader.hidden_answers; git may not track an
+    """The key's answers on the hidden inputs of the secret in force (grader.grading.hidden_answers; git may not track
+    an
     instructor's own), which the container reads and never computes; a missing or stale record refuses the zip."""
     refused = hidden_answers.refusal(hw)
     if refused:
@@ -340,10 +338,11 @@ def build(out: Path, homework: str | None = None, parts: list[str] | None = None
           allow_default_secret: bool = False, hidden_inputs: str = "after_published",
           allow_unconfined: bool = False) -> list[str]:
     """Write the autograder zip ``out``; return the names it holds. It grades hidden inputs too, from the
-    instructor's secret (grader.secret); with the kit's default secret only when ``allow_default_secret``. A container
+    instructor's secret (grader.grading.secret); with the kit's default secret only when ``allow_default_secret``. A
+    container
     that confines the submission's code neither by namespaces nor by a user of its own grades nobody, unless
     ``allow_unconfined``."""
-    from grader import release  # an instructor tool: in the kit, not in the zip
+    from grader.authoring import release  # an instructor tool: in the kit, not in the zip
 
     hw, parts = _chosen(homework, parts)
     records = _records(hw)  # cheap: refused before anything is built
@@ -354,7 +353,7 @@ def build(out: Path, homework: str | None = None, parts: list[str] | None = None
         check_rule(hw, parts, spec)
     out_of_date = [] if force else release.stale_files()
     if out_of_date:
-        raise GradescopeError("generated files are out of date; run `python -m grader.build` first: "
+        raise GradescopeError("generated files are out of date; run `python -m grader.authoring.build` first: "
                               + ", ".join(out_of_date))
     contents = _kit_contents(hw)
     contents.update(_secret(hw, allow_default_secret))
@@ -638,7 +637,8 @@ def main(argv: list[str] | None = None) -> int:
                         "inputs, expected answers and the student's text never; default: after_published)")
     p.add_argument("--force", action="store_true", help="do not refuse when generated files are stale")
     p.add_argument("--allow-default-secret", action="store_true",
-                   help="grade hidden inputs from the kit's default secret (for a trial; see python -m grader.secret)")
+                   help="grade hidden inputs from the kit's default secret (for a trial; see "
+                        "python -m grader.grading.secret)")
     p.add_argument("--allow-unconfined", action="store_true",
                    help="grade even where the container confines the submission's code neither by namespaces nor by "
                         "a user of its own (the code could then read the answer key and the secret)")

@@ -18,8 +18,8 @@ import time
 import warnings
 from pathlib import Path
 
-from grader import homeworks
-from grader.homeworks import ROOT, UsageError
+from grader.base import homeworks
+from grader.base.homeworks import ROOT, UsageError
 
 _RERUN = "\x00rerun\x00"  # stands in for the command-line prefix; replaced by check("…") below
 
@@ -45,7 +45,7 @@ def check(part: str | None = None, namespace: dict | None = None, *, homework: s
     except KeyboardInterrupt:
         print("Проверка прервана.")
         return None
-    from grader.report import scoreboard
+    from grader.reporting.feedback import scoreboard
 
     text = scoreboard(hw, results, "функции, определённые в этой тетрадке", _RERUN, verbose=verbose,
                       partial=any(sel is not None for _, sel in selected))
@@ -61,7 +61,7 @@ def _only_homework() -> str:
 
 
 def _notebook_reruns(text: str) -> str:
-    from grader.report import VERBOSE_NOTE
+    from grader.reporting.feedback import VERBOSE_NOTE
 
     lines = []
     for line in text.splitlines():
@@ -75,11 +75,11 @@ def _run_in_process(hw, part, namespace: dict, selection: list[str] | None):
     """One part's graded checks against ``namespace``, with pytest in this process."""
     import pytest
 
-    from grader import plugin
+    from grader.base.results import PartResult
     from grader.boundary.loading import working_directory
     from grader.boundary.tracing import room_for_tracing
-    from grader.results import PartResult
-    from grader.runner import PYTEST_FLAGS, Reader, check_results, collection_error, notes
+    from grader.grading import plugin
+    from grader.grading.runner import PYTEST_FLAGS, Reader, check_results, collection_error, notes
 
     started = time.perf_counter()
     result = PartResult(part)
@@ -121,8 +121,9 @@ def _run_in_process(hw, part, namespace: dict, selection: list[str] | None):
 
 @contextlib.contextmanager
 def public_inputs():
-    """The notebook's self-check runs the public inputs only (grader.hidden), even in the instructor's checkout."""
-    from grader.hidden import INPUTS_ENV
+    """The notebook's self-check runs the public inputs only (grader.grading.hidden), even in the instructor's
+    checkout."""
+    from grader.grading.hidden import INPUTS_ENV
 
     before = os.environ.get(INPUTS_ENV)
     os.environ[INPUTS_ENV] = "public"

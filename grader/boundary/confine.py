@@ -98,7 +98,8 @@ _PROBE = ("import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); "
 
 UID_BASE, UID_SLOTS = 61000, 1000  # uids no account has: root can become any number, no account is created
 PROBE_UID = UID_BASE + UID_SLOTS  # the probe's: never leased
-# a leased uid's twin, for the workers of the submission's hidden checks (grader.hidden): held by the same lease, so
+# a leased uid's twin, for the workers of the submission's hidden checks (grader.grading.hidden): held by the same
+# lease, so
 # a hidden worker never shares a user with a public one, its own submission's included
 HIDDEN_OFFSET = UID_SLOTS + 1
 UID_ENV = "HWKIT_WORKER_UID"  # the uid the command line leased for the submission graded now
@@ -130,7 +131,7 @@ def separate_user_available(namespaces: bool | None = None) -> bool:
 
 
 def _probe_user(inside: bool) -> bool:
-    from grader.homeworks import ROOT
+    from grader.base.homeworks import ROOT
 
     # this kit's grader (not one an installed package points to) and the modules its checks share with the worker
     code = (f"import glob, os, sys; root = {str(ROOT)!r}; sys.path[:0] = [root]; import numpy, grader.boundary.worker; "
@@ -645,7 +646,8 @@ _SYSCALLS = {"x86_64": (0xC000003E, {"clone": 56, "fork": 57, "vfork": 58, "clon
              "aarch64": (0xC00000B7, {"clone": 220, "clone3": 435, "unshare": 97, "setns": 268, "socket": 198,
                                       "socketpair": 199, **_IPC["aarch64"], **_IO_URING,
                                       **_KEYS["aarch64"]})}
-# a worker of hidden checks (grader.hidden) creates everything under umask 077 (worker._serve) and may not widen it:
+# a worker of hidden checks (grader.grading.hidden) creates everything under umask 077 (worker._serve) and may not widen
+# it:
 # no chmod, no umask, no extended attribute (an ACL would open a file to other users), no symbolic link (its target
 # is text every user reads, whatever the umask): nothing it leaves is readable by another user (the public workers'
 # own, without namespaces). fchmodat2 (Linux 6.6), setxattrat and removexattrat (6.13) have the numbers every

@@ -1,7 +1,7 @@
 """The events the checking process sends the grader's command line: one JSON object a line, each signed.
 
-The command line (grader/runner.py) gives the pytest process a fresh key on its standard input; the plugin
-(grader/plugin.py) signs every line with it. A line without a valid signature — written into the channel by
+The command line (grader/grading/runner.py) gives the pytest process a fresh key on its standard input; the plugin
+(grader/grading/plugin.py) signs every line with it. A line without a valid signature — written into the channel by
 anything else — is not an event.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ import hashlib
 import hmac
 import json
 
-from grader.escape import valid_data
+from grader.base.escape import valid_data
 
 
 def sign(key: bytes, text: str) -> str:

@@ -1,7 +1,8 @@
 """A fork server: a process started once by exec that forks a child for each request, and the client's side of it.
 
 The grader's two templates are fork servers (a warm start: Python's and NumPy's imports paid once): the checking
-template (grader/warm.py), which forks the checking processes, and the worker template (grader/boundary/template.py),
+template (grader/grading/warm.py), which forks the checking processes, and the worker template
+(grader/boundary/template.py),
 which forks the zygotes. This module holds what they share and nothing else: the protocol, the child's descriptors
 and start (:func:`become`), the reaping. It imports the standard library only.
 

@@ -24,8 +24,8 @@ import time
 import typing
 from pathlib import Path
 
-from grader import escape
-from grader.escape import identifiers, one_line
+from grader.base import escape
+from grader.base.escape import identifiers, one_line
 
 _FRAME = re.compile(r'File "(.+)", line (\d{1,9}) in (\S+)')  # a line's number of at most 9 digits
 ENTERED = "hwkit-entered: "  # the line after the stacks: the functions the running call went through

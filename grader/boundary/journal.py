@@ -16,9 +16,9 @@ from __future__ import annotations
 import time
 import types
 
+from grader.base.escape import one_line
 from grader.boundary import wire
 from grader.boundary.errors import WorkerCrashed
-from grader.escape import one_line
 
 _RECORDING: dict[type, type] = {}  # a kit class -> its subclass that records the public method calls
 

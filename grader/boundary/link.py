@@ -19,13 +19,13 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from grader.boundary import answers, confine, wire, zygote
+from grader.base.homeworks import ROOT, Homework
+from grader.boundary import confine, replies, wire, zygote
 from grader.boundary.channel import Channel, Forked, Spawned
 from grader.boundary.errors import WorkerCrashed
 from grader.boundary.hang import HangReport
 from grader.boundary.meter import GRACE, Meter
 from grader.boundary.staging import stage
-from grader.homeworks import ROOT, Homework
 
 START_LIMIT = 30.0  # s for a worker to start (Python, NumPy, the file system view)
 # the working folder (the submission's scratch folder for a worker of its own) never on the import path: its
@@ -35,7 +35,8 @@ _BOOT = ("import sys; sys.path[:] = [{root!r}] + [p for p in sys.path if p not i
 
 
 class Link:
-    """``hidden``: the link of the session's hidden checks (grader.hidden), whose workers serve no public check: forked
+    """``hidden``: the link of the session's hidden checks (grader.grading.hidden), whose workers serve no public check:
+    forked
     by a zygote of their own (their own scratch folders, /tmp and PID namespace), without namespaces run as the
     lease's hidden twin (confine.hidden_uid), under umask 077 and unable to widen it (worker._serve)."""
 
@@ -75,7 +76,7 @@ class Link:
             ready = self.worker.receive(START_LIMIT)
         except (TimeoutError, wire.WireError):
             ready = None
-        if not answers.shape(ready, "ready", 2):
+        if not replies.shape(ready, "ready", 2):
             self.discard()
             if self.confined:  # namespaces that probe fine but fail in earnest: grade without them
                 self.confined, self.level = False, confine.LIMITS_ONLY

@@ -12,8 +12,8 @@ import traceback
 import types
 from pathlib import Path
 
+from grader.base.escape import one_line
 from grader.boundary.tracing import Entered
-from grader.escape import one_line
 
 
 class ModuleLoadError(Exception):
@@ -48,7 +48,7 @@ def _notebook_module() -> types.ModuleType:
 
 def describe_exception(exc: BaseException, inside: Path | None = None) -> str:
     """``ExcType: message (file.py, строка N, в func)`` naming the deepest frame inside ``inside``: one line, every name
-    and message in it escaped (grader.escape.one_line)."""
+    and message in it escaped (grader.base.escape.one_line)."""
     if isinstance(exc, SyntaxError) and exc.filename:
         text = one_line((exc.text or "").strip(), 200)
         return (f"{type(exc).__name__} в {one_line(Path(exc.filename).name)}, строка {exc.lineno}: "

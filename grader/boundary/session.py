@@ -4,7 +4,7 @@ A graded test gets the part's module as a proxy (:mod:`proxy`); ``module.f(...)`
 which asks the session's worker (:mod:`link`) and judges its answer (:mod:`answers`): plain data rebuilt as exact
 types, so no returned object can run code here. A call that runs past the check's time limit, kills its worker
 or answers with something else fails the check that made it; the next call gets a fresh worker, which loads the
-modules again. A check on hidden inputs (grader.hidden) asks a worker of another link, which serves no public
+modules again. A check on hidden inputs (grader.grading.hidden) asks a worker of another link, which serves no public
 check: nothing the student's code saw of a hidden input reaches a public check's text. What this class accepts from
 the worker is what :mod:`link` and :mod:`answers` accept: the names a module defines (strings), its notes (strings),
 and answers.
@@ -17,19 +17,20 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import summary
-from grader.boundary import answers, errors
+from grader.base import call_summary
+from grader.base.escape import one_line
+from grader.base.homeworks import Homework
+from grader.boundary import errors, replies
 from grader.boundary.confine import WALL_FACTOR
 from grader.boundary.errors import BadAnswer, CallTimeout, HungFunction, RemoteError, WorkerCrashed, remote_error
 from grader.boundary.link import Link
 from grader.boundary.loading import MissingFunction, ModuleLoadError
 from grader.boundary.proxy import RemoteModule
 from grader.boundary.staging import provided_modules
-from grader.checks import PROBING
-from grader.escape import one_line
-from grader.homeworks import Homework
 
 OVERRUN = 0.25  # s of CPU time past the check's limit that the clock's granularity may show
+PROBING = [0]  # > 0 while a check's probe runs (grader.grading.checks.attempt): its calls are not the call a failure
+# tells of (grader.base.call_summary, -v)
 
 
 @dataclass
@@ -111,7 +112,7 @@ class Session:
 
     def _link(self) -> Link:
         """The worker of the check now running: the public checks' link, or for a check on hidden inputs the hidden
-        checks' own (grader.plugin runs every hidden check after every public one)."""
+        checks' own (grader.grading.plugin runs every hidden check after every public one)."""
         if not self.check.hidden:
             return self.link
         if self.hidden_link is None:
@@ -152,13 +153,13 @@ class Session:
         except WorkerCrashed as exc:
             error = errors.load_crashed(name, exc)
         else:
-            if answers.shape(answer, "loaded", 3) and all(type(c) is str for c in answer[1]):
+            if replies.shape(answer, "loaded", 3) and all(type(c) is str for c in answer[1]):
                 info = _Loaded(frozenset(answer[1]), [str(n) for n in answer[2]])
                 link.loaded[name] = info
                 if not hidden:  # the notes are reported once, from the public worker: never a hidden worker's text
                     self.notes += [n for n in info.notes if n not in self.notes]
                 return info
-            readable = answers.shape(answer, "load-error", 2) and type(answer[1]) is str
+            readable = replies.shape(answer, "load-error", 2) and type(answer[1]) is str
             text = answer[1] if readable else "ответ не читается"  # the student's folder, not the scratch copy
             text = text.replace(str(link.scratch), str(self.folder))
             error = ModuleLoadError(one_line(text, 1000))  # the worker's text: one line, whatever it sent
@@ -198,7 +199,7 @@ class Session:
         request = ("call", module, function, tuple(args), dict(kwargs), seed, (cpu, wall), int(repeat), bool(track))
         told = not PROBING[0]  # a probe's call, looking for the cause of a failure, is not the call a failure tells of
         if told:  # told before the call: a call that crashes or runs out of time is told too
-            said = summary.call(function, args, kwargs) + (f" — {repeat} раз" if repeat else "")
+            said = call_summary.call(function, args, kwargs) + (f" — {repeat} раз" if repeat else "")
             self.check.calls[function] = (said, None)
             self.check.answers.pop(function, None)
         try:
@@ -220,7 +221,7 @@ class Session:
             raise errors.crashed(function, exc) from None
         value = self._answer(link, answer, function, args, kwargs, track)
         if told:
-            self.check.calls[function] = (said, summary.value(value))
+            self.check.calls[function] = (said, call_summary.value(value))
             self.check.answers[function] = value  # -v may show it again around the item that differs
         return value
 
@@ -238,14 +239,14 @@ class Session:
 
     def _answer(self, link: Link, answer, function: str, args: tuple, kwargs: dict, track: bool):
         try:
-            kind, value, sync = answers.unpack(answer, function, answers.tracked(args, kwargs, self.kit) if track
+            kind, value, sync = replies.unpack(answer, function, replies.tracked(args, kwargs, self.kit) if track
                                                else set())
         except WorkerCrashed:
             link.discard()
             raise
-        changed = answers.apply(sync, args, kwargs, function)
+        changed = replies.apply(sync, args, kwargs, function)
         went = self.check.entered.setdefault(function, [])
-        went += [f for f in answers.entered(sync) if f not in went]
+        went += [f for f in replies.entered(sync) if f not in went]
         names = sync.get("names") if type(sync.get("names")) is dict else {}
         self.check.mutated += [(function, str(names.get(k, k))) for k in changed]
         if kind == "return":

@@ -5,12 +5,11 @@ notebook), and packages of them, never a link (a link could point at the referen
 device or a file over 4 MB, never a dot file, never a module named like one of the kit's provided modules (the kit's
 own copy goes in its place). Each module's text is kept as it was copied, so that a hang report quotes the staged
 file, never a path the worker names. The checking process imports the kit's provided modules (``envs``) from the
-kit's tree, never the submission's copy; the command line checks that tree's digest (:func:`kit_digest`) before and
-after each checking process, so a kit changed by a worker (where no namespace keeps it read-only) grades nobody.
+kit's tree, never the submission's copy; the command line checks that tree's digest (grader.grading.kit_digest) before
+and after each checking process, so a kit changed by a worker (where no namespace keeps it read-only) grades nobody.
 """
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 import shutil
@@ -18,7 +17,7 @@ import stat
 import sys
 from pathlib import Path
 
-from grader.homeworks import ROOT, Homework
+from grader.base.homeworks import Homework
 
 _IGNORED = {"__pycache__", ".ipynb_checkpoints", ".git", ".pytest_cache"}
 
@@ -92,28 +91,3 @@ def import_provided(hw: Homework, name: str):
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
-
-
-def kit_files(hw: Homework) -> list[Path]:
-    """What the checking process imports, stages or configures pytest with from the kit: the grader, the
-    homework's checks and their data, its provided modules, and the conftest and pyproject files pytest may read."""
-    from grader import hidden_answers  # the checking side's: no worker imports it
-
-    files = [*sorted((ROOT / "grader").rglob("*.py")), ROOT / "homework" / "check.py", ROOT / "conftest.py",
-             ROOT / "pyproject.toml", ROOT / "tests" / "conftest.py",
-             *sorted(p for p in hw.tests_dir.iterdir() if p.suffix in (".py", ".toml")),
-             *sorted(hw.shared_dir.glob("*.py")), *sorted((hw.tests_dir / "answers").glob("*.json")),
-             *sorted((hw.tests_dir / "key").glob("*.py")),
-             *sorted(hidden_answers.record_dir(hw.tests_dir).glob("*.json")),  # the key's answers on hidden inputs
-             *provided_modules(hw).values(), *(hw.homework_dir / f"{m}.py" for m in provided_modules(hw))]
-    return [p for p in dict.fromkeys(files) if p.is_file()]
-
-
-def kit_digest(hw: Homework) -> str:
-    """The SHA-256 of :func:`kit_files`, names and contents (a file outside the kit, the records beside a secret
-    HWKIT_SECRET_FILE names, by its whole path)."""
-    digest = hashlib.sha256()
-    for path in kit_files(hw):
-        name = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.as_posix()
-        digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()

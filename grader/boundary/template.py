@@ -12,7 +12,8 @@ which confines itself and forks the workers exactly as a zygote started by exec 
 no process of its user (a worker run without any confinement) can trace it to reach a later submission's zygote.
 
 The command line holds the template; a checking process it starts gets a connection of its own (``--worker-template
-FD``, grader.plugin), so that the zygote of its hidden checks is forked by the template too. Where there is none, or
+FD``, grader.grading.plugin), so that the zygote of its hidden checks is forked by the template too. Where there is
+none, or
 it is gone, a zygote is started by exec.
 """
 from __future__ import annotations
@@ -32,7 +33,7 @@ class WorkerTemplate(forkserver.Server):
     """The worker template, started here by exec."""
 
     def __init__(self, run_token: str):
-        from grader.homeworks import ROOT
+        from grader.base.homeworks import ROOT
 
         env = {**confine.environment(run_token), confine.ROOM_ENV: "." * ROOM}
         super().__init__(_BOOT.format(root=str(ROOT)), env, ("-s", "-B"))

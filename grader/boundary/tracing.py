@@ -3,7 +3,7 @@ first" only when the student's gae did call it.
 
 Each top-level function the student wrote is replaced, in the module the checks call, by a thin wrapper that notes
 its name under the outermost call it runs in. Runs where the student's code runs: in the worker (its answer carries
-the names as data, grader.boundary.answers.entered) and, for the in-notebook self-check, in the student's kernel,
+the names as data, grader.boundary.replies.entered) and, for the in-notebook self-check, in the student's kernel,
 where the functions are first rebound to the snapshot module so the notebook's own namespace is left as it is.
 """
 from __future__ import annotations

@@ -24,8 +24,8 @@ import tempfile
 import uuid
 from pathlib import Path
 
+from grader.base.homeworks import ROOT, Homework
 from grader.boundary import confine, forkserver, template
-from grader.homeworks import ROOT, Homework
 
 START_LIMIT = 30.0  # s for the zygote to start, or to answer a request
 # the working folder (the submission's scratch folder for a worker of its own) never on the import path: its
@@ -209,7 +209,8 @@ def _key(hw: Homework, confined: bool, hidden: bool = False) -> tuple:
 
 def for_session(hw: Homework, confined: bool, hidden: bool = False) -> Zygote | None:
     """The zygote of this process for ``hw`` (None where workers cannot be forked). ``hidden``: the one of the
-    workers of hidden checks (grader.hidden), never the public workers' own: its folder (their scratch folders), its
+    workers of hidden checks (grader.grading.hidden), never the public workers' own: its folder (their scratch folders),
+    its
     private /tmp and its PID namespace are its own, and without namespaces its user is the lease's hidden twin
     (confine.hidden_uid)."""
     if not available():

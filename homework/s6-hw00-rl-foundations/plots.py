@@ -5,7 +5,7 @@
 пояснение и ничего не ломает. Работает и вне тетрадки: `import plots` из папки с модулями.
 """
 # The notebook's plots, declared in notebook.toml next to this file; provided code (no solution regions), so
-# `python -m grader.build` copies it to homework/<hw>/plots.py, where the notebook's setup cell imports it.
+# `python -m grader.authoring.build` copies it to homework/<hw>/plots.py, where the notebook's setup cell imports it.
 # None of them raises: without matplotlib a plot prints how to install it; a function still left as TODO (or
 # failing) prints a short note, and the notebook runs on. Text is Russian: students read it.
 from __future__ import annotations

@@ -106,7 +106,7 @@ def record(hw_name: str) -> tuple[dict, dict]:
     import contextlib
     import io
 
-    from grader import homeworks
+    from grader.base import homeworks
     from grader.notebook import check
 
     hw = homeworks.load(hw_name)
@@ -136,7 +136,7 @@ def record(hw_name: str) -> tuple[dict, dict]:
 
 def write_submission(hw_name: str, memory: dict, folder: Path) -> None:
     """The submission: each part's module answers the remembered calls with a copy of the reference's function."""
-    from grader import homeworks
+    from grader.base import homeworks
 
     hw = homeworks.load(hw_name)
     folder.mkdir(parents=True)

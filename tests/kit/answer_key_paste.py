@@ -1,6 +1,6 @@
 """The paste attack on the answer key (#26, tests/kit/test_answer_key.py): a submission made of the copy's own code.
 
-The student's copy (grader.release) must hold no code that computes a graded answer. The attack takes every
+The student's copy (grader.authoring.release) must hold no code that computes a graded answer. The attack takes every
 function the copy defines (top-level functions of every ``.py`` file: the grader, the graded suites, the provided
 modules, the benchmarks; functions nested in others when they use nothing of the enclosing function, lifted to the
 top level; no methods) and puts them, one at a time, in place of each function the student writes. A stub's
@@ -34,10 +34,10 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import homeworks
+from grader.base import homeworks
+from grader.base.homeworks import ROOT
 from grader.boundary import confine
-from grader.homeworks import ROOT
-from grader.runner import checking_environment
+from grader.grading.runner import checking_environment
 from kit import run_measured
 
 PREFIX = "_paste_"  # a copy's file as a module beside the submission

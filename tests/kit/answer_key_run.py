@@ -5,15 +5,15 @@ when every check fails at once); the paste attack grades a couple of hundred rou
 round's checks as one pytest session, one after another, with one zygote for all of them (as
 tests/kit/catalogue_run.py grades the catalogue of mistakes). Nothing else differs from the command line: the
 submission's code runs in confined workers with the part's time limits, on public and hidden inputs (the
-environment says ``hidden``: grader.runner.checking_environment), and the verdicts go through the same
-grader.runner.check_results (a public check counts only with its hidden twins: gated; guards: guarded).
+environment says ``hidden``: grader.grading.runner.checking_environment), and the verdicts go through the same
+grader.grading.runner.check_results (a public check counts only with its hidden twins: gated; guards: guarded).
 
 A round grades, of each part with a candidate not tried before, the checks that reach such a stub: those about it
 or calling it (as the reference's grading records the calls), and every check about a function one of those is
 about (the hidden checks that gate them, the behaviour checks that count their guards). A check reaching no new
 candidate would repeat a verdict an earlier round gave. It grades them in two stages: first the hidden checks and
 the public checks no hidden check gates; only when one of those passes, all of them (a gated check counts only
-with a passed hidden one, so when none passed, the gated checks' verdicts cannot count: grader.runner.gated).
+with a passed hidden one, so when none passed, the gated checks' verdicts cannot count: grader.grading.runner.gated).
 
 Usage: ``python answer_key_run.py JOB.json OUT.json``; JOB: ``{"homework", "rounds": [{"folder", "fresh":
 {part: [stubs]}}]}``; OUT: ``{"reference": {part: failed checks}, "rounds": [{part: {"ran", "second", "passed",
@@ -34,10 +34,10 @@ sys.path.insert(0, str(ROOT))
 
 import pytest  # noqa: E402
 
-from grader import homeworks  # noqa: E402
+from grader.base import homeworks  # noqa: E402
+from grader.base.results import PartResult  # noqa: E402
 from grader.boundary import zygote  # noqa: E402
-from grader.results import PartResult  # noqa: E402
-from grader.runner import PYTEST_FLAGS, Reader, check_results  # noqa: E402
+from grader.grading.runner import PYTEST_FLAGS, Reader, check_results  # noqa: E402
 
 
 def session(hw, parts: list, folder: str, select: list[str] | None = None) -> list[dict]:
@@ -79,7 +79,7 @@ def selection(reach: dict, part, fresh: set[str], first: bool) -> list[str]:
     """The checks of ``part`` a round runs when the stubs ``fresh`` have new candidates: those reaching one of them,
     and every check about a function one of those is about (the hidden checks that gate them, the behaviour
     checks that count their guards). ``first``: of those, the hidden checks and the public checks no hidden
-    check gates; when none of them passes, no gated check can count (grader.runner.gated), so the rest need not
+    check gates; when none of them passes, no gated check can count (grader.grading.runner.gated), so the rest need not
     run."""
     mine = {n: r for n, r in reach.items() if _file({"nodeid": n}) == part.tests}
     reaching = {n for n, r in mine.items() if r["touches"] & fresh}

@@ -19,11 +19,11 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from grader import homeworks
+from grader.base import homeworks
+from grader.base.results import CheckResult, PartResult
 from grader.boundary import confine
-from grader.report import scoreboard
-from grader.results import CheckResult, PartResult
-from grader.runner import checking_environment
+from grader.grading.runner import checking_environment
+from grader.reporting.feedback import scoreboard
 
 MUTANTS = Path(__file__).resolve().parent / "mutants"
 CASES = sorted(MUTANTS.glob("*/*/*.py"))

@@ -13,10 +13,11 @@ A mutant is graded on the checks whose verdict it can change, and only as far as
   a run a module fixture made earlier) always runs, and so does every check of a mutant with other top-level code.
 - The feedback opens with the failed subject first in the module's order (callees first): the checks about later
   functions run only when none up to the first changed one failed (``plan``), or when a guard check's count
-  (grader.runner.guarded, applied to the whole part here) still depends on them.
+  (grader.grading.runner.guarded, applied to the whole part here) still depends on them.
 - Within a run, the session ends once the first block is settled (``FirstBlock``): the first group (the failed
   subject first in the module's order) is led by a named typical mistake, which no later check of the group can
-  displace (a group's lead is its first failure of the lowest rank, grader.report.lead_rank), whether the group
+  displace (a group's lead is its first failure of the lowest rank, grader.reporting.feedback.lead_rank), whether the
+  group
   has other failures is known (the block says so), and no check still to run is about a function before it. The
   checks not run are left out, as those of the second stage are.
 - A call of a function the mutant does not change, on the arguments the reference's grading called it with, gets
@@ -29,7 +30,7 @@ with ``"every": true`` grades each mutant on every check it can change, past the
 second stage left out): every name any block prints.
 
 Usage: ``python catalogue_run.py JOB.json OUT.json``; JOB holds the homework, the part, the reference's folder and
-the mutants (``{"path", "folder", "whole"}``); OUT gets each implementation's check records (grader.results).
+the mutants (``{"path", "folder", "whole"}``); OUT gets each implementation's check records (grader.base.results).
 """
 from __future__ import annotations
 
@@ -53,12 +54,14 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from grader import homeworks, plugin, report  # noqa: E402
-from grader.boundary import answers, zygote  # noqa: E402
+from grader.base import homeworks  # noqa: E402
+from grader.base.results import CheckResult  # noqa: E402
+from grader.boundary import replies, zygote  # noqa: E402
 from grader.boundary.session import Session  # noqa: E402
 from grader.boundary.staging import provided_modules  # noqa: E402
-from grader.results import CheckResult  # noqa: E402
-from grader.runner import PYTEST_FLAGS, Reader, check_results, guarded  # noqa: E402
+from grader.grading import plugin  # noqa: E402
+from grader.grading.runner import PYTEST_FLAGS, Reader, check_results, guarded  # noqa: E402
+from grader.reporting import feedback  # noqa: E402
 
 
 class Memo:
@@ -94,10 +97,10 @@ class Memo:
                 went = session.check.entered.setdefault(function, [])
                 went += [f for f in entered if f not in went]
                 return value
-            before = [answers.fingerprint(v) for v in (*args, *kwargs.values())] if self.recording else None
+            before = [replies.fingerprint(v) for v in (*args, *kwargs.values())] if self.recording else None
             value = real(session, module, function, args, kwargs, repeat, track)
             if self.recording and key is not None \
-                    and before == [answers.fingerprint(v) for v in (*args, *kwargs.values())]:
+                    and before == [replies.fingerprint(v) for v in (*args, *kwargs.values())]:
                 entered = list(session.check.entered.get(function, []))  # what the reference's call went through
                 self.answers[key] = pickle.dumps((value, entered), protocol=pickle.HIGHEST_PROTOCOL)
             return value
@@ -134,7 +137,7 @@ class FirstBlock:
     """A plugin of a mutant's pytest session that ends it once the feedback's first block is settled.
 
     The first block is the lead of the first group: of the failed checks, those about the subject first in
-    ``order``; its lead is the first of them (in the test file's order) of the lowest ``report.lead_rank``. Once
+    ``order``; its lead is the first of them (in the test file's order) of the lowest ``feedback.lead_rank``. Once
     that is a named mistake (rank 0), a later check of the group cannot displace it; the block also says whether the
     group has other failures, known after a second one or when no check to come is about the group's function; a
     later check about a function before it could open a group of its own, so the session ends only when none is
@@ -161,8 +164,8 @@ class FirstBlock:
             self.failed.append((-1, 5))
             return
         # a failure whose hint sends the student to other checks leads no group that holds one of those
-        self.failed.append((self.rank.get(report.subject(c, self.order), len(self.order)),
-                            5 if defer else report.lead_rank(c)))
+        self.failed.append((self.rank.get(feedback.subject(c, self.order), len(self.order)),
+                            5 if defer else feedback.lead_rank(c)))
         group = min(g for g, _ in self.failed)
         if group < 0 or group >= len(self.order) or min(r for g, r in self.failed if g == group) != 0:
             return
@@ -227,7 +230,7 @@ class Template:
     when its collection is done, runs no check, and forks for each grading. The child takes the grading's options
     (``--impl``, ``--results-file``, ``--select``), drops the template's Session (the plugin's, never started) and
     prepares its own as the plugin's configuration does, runs again on the checks as collected the hooks that select
-    and order them and report them (grader.plugin's ``--select``, the run order, the ``collected`` event), as a
+    and order them and report them (grader.grading.plugin's ``--select``, the run order, the ``collected`` event), as a
     session of its own does, registers its ``FirstBlock``, and lets pytest's own run loop run them and end the
     session (the plugin's ``finished`` event): its worker, the part's limits, the same events. The template ran no
     check, so no fixture's value, worker or check's state is handed down; the child writes its records and exits.
@@ -371,7 +374,8 @@ def plan(reference: list[dict], changed: set[str] | None, order: list[str]) -> t
     """The checks to run, in two stages, and where the feedback can begin (None: every check, at once).
 
     Only a check that reaches a changed function can fail. The feedback opens with the failed subject that comes
-    first in the module's order (callees first, grader.report.function_order), so it can begin no earlier than the
+    first in the module's order (callees first, grader.reporting.feedback.function_order), so it can begin no earlier
+    than the
     changed subject first in that order. The first stage runs the reaching checks whose subjects include a function
     up to that one; when one of them fails with a subject up to it, no other check can come before it in the
     feedback, and the second stage (the other reaching checks) is not run.
@@ -441,7 +445,7 @@ def main(job_file: str, out_file: str) -> None:
     hw = homeworks.load(job["homework"])
     part = hw.part(job["part"])
     solution = (hw.solutions_dir / f"{part.module}.py").read_text(encoding="utf-8")
-    order = report.function_order(hw, part)
+    order = feedback.function_order(hw, part)
     kit = set(provided_modules(hw)) | {p.stem for p in (*hw.tests_dir.glob("*.py"), *hw.shared_dir.glob("*.py"))}
     out, memo = {}, Memo(kit, solution)
     with zygote.kept():

@@ -9,8 +9,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/kit/kit.py, catalogue.py
 
 from catalogue import Graded  # noqa: E402
+from grader.base.homeworks import ROOT  # noqa: E402
 from grader.boundary import confine as _confine  # noqa: E402
-from grader.homeworks import ROOT  # noqa: E402
 
 # the bytecode of the kit's own modules (the grader, the graded suites, their answer keys, these tests), written
 # once here into their __pycache__ folders (ignored by git, never part of a release): the grader gives each process

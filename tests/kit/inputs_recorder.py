@@ -3,7 +3,8 @@
 Loaded into a grading's checking process by ``PYTEST_PLUGINS=inputs_recorder`` (with this folder on PYTHONPATH: the
 grader passes both on, tests/kit/test_hidden_shown.py sets them); nothing of the grader loads it otherwise. Each call
 the checking process makes of a student's function (grader.boundary.session.Session.call) appends one JSON line to
-the file ``HWKIT_TEST_INPUTS_LOG`` names: whether the check now running is on hidden inputs (``grader.key.CURRENT``,
+the file ``HWKIT_TEST_INPUTS_LOG`` names: whether the check now running is on hidden inputs
+(``grader.grading.key.CURRENT``,
 which the grader's plugin sets from the check's marks) and every number of the call's arguments (arrays whole, the
 state of a generator, the attributes of an environment).
 """
@@ -15,8 +16,8 @@ import os
 
 import numpy as np
 
-from grader import key
 from grader.boundary import session
+from grader.grading import key
 
 LOG = os.environ.get("HWKIT_TEST_INPUTS_LOG", "")
 _LIMIT = 200_000  # numbers of one call at most

@@ -10,7 +10,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader.homeworks import ROOT
+from grader.base.homeworks import ROOT
 
 HW = "s6-hw00-rl-foundations"
 CHECK = [sys.executable, str(ROOT / "homework" / "check.py")]
@@ -83,10 +83,11 @@ def run_check_json(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProc
 
 
 def collected(tmp_path: Path, hw_name: str = HW) -> list[dict]:
-    """Every check of a homework's graded suites as the grade for the record collects it (grader.plugin._meta, on
+    """Every check of a homework's graded suites as the grade for the record collects it (grader.grading.plugin._meta,
+    on
     hidden inputs: twins and checks run only in the grade too), each with its part's id (``part``)."""
-    from grader import homeworks
-    from grader.runner import PYTEST_FLAGS
+    from grader.base import homeworks
+    from grader.grading.runner import PYTEST_FLAGS
 
     hw = homeworks.load(hw_name)
     events = tmp_path / "collected.jsonl"

@@ -1,6 +1,7 @@
 """The student's copy holds no answer key, and the grade is no lookup of public answers (#26).
 
-Two attacks on a released copy (grader.release), graded in the instructor's checkout, public and hidden inputs:
+Two attacks on a released copy (grader.authoring.release), graded in the instructor's checkout, public and hidden
+inputs:
 
 - the paste attack (tests/kit/answer_key_paste.py): every function the copy defines, in place of each function the
   student writes; no round of candidates may score a point in any part;
@@ -9,7 +10,7 @@ Two attacks on a released copy (grader.release), graded in the instructor's chec
   (``--public``, what the copy can show) scores full marks: the attack did remember every public call.
 
 A part's checks pass these only when every check of the part takes its expected answers from the answer key
-(grader.key) and every function of the part has checks on hidden inputs (grader.hidden).
+(grader.grading.key) and every function of the part has checks on hidden inputs (grader.grading.hidden).
 """
 from __future__ import annotations
 
@@ -24,9 +25,9 @@ import pytest
 
 import answer_key_lookup as lookup_attack
 import answer_key_paste as paste_attack
-from grader import homeworks
-from grader.homeworks import ROOT
-from grader.release import release
+from grader.authoring.release import release
+from grader.base import homeworks
+from grader.base.homeworks import ROOT
 from kit import CHECK, HW, check_env, run_check_json, run_measured
 
 pytestmark = pytest.mark.slow  # releases a copy and grades hundreds of submissions

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import homeworks
-from grader.homeworks import ROOT
+from grader.base import homeworks
+from grader.base.homeworks import ROOT
 from kit import HW, MODES, collected, mode_env, run_check
 
 pytestmark = pytest.mark.slow  # grades whole homeworks: left out of the everyday loop (-m "not slow")
@@ -102,16 +102,16 @@ _pytest.reports.TestReport.from_item_and_call = classmethod(lambda cls, item, ca
 """,
     "patched_grader_modules": """
 import sys as _sys
-import grader.checks, grader.explain, grader.results, grader.runner
+import grader.grading.checks, grader.grading.explain, grader.base.results, grader.grading.runner
 
-grader.checks.check_close = lambda got, expected, **kw: got
-grader.checks.check_float = lambda got, expected, **kw: got
-grader.checks.check_pair = lambda got, what, names=None: (got, got)
-grader.explain.explain = lambda exc, live=None: ("check", "")
-grader.results.CheckResult.passed = property(lambda self: True)
+grader.grading.checks.check_close = lambda got, expected, **kw: got
+grader.grading.checks.check_float = lambda got, expected, **kw: got
+grader.grading.checks.check_pair = lambda got, what, names=None: (got, got)
+grader.grading.explain.explain = lambda exc, live=None: ("check", "")
+grader.base.results.CheckResult.passed = property(lambda self: True)
 for _name, _module in list(_sys.modules.items()):
     if _name.startswith("test_"):
-        _module.check_close = grader.checks.check_close
+        _module.check_close = grader.grading.checks.check_close
 """,
     "skipped_instead_of_not_implemented": """
 from _pytest.outcomes import Skipped as NotImplementedError
@@ -342,7 +342,7 @@ open(os.environ.get("HWKIT_TEST_MARK", "/tmp/hwkit-mark"), "a").write("conftest 
 def pytest_pyfunc_call(pyfuncitem):
     return True
 """,
-    "pytest.ini": "[pytest]\naddopts = -p no:grader.plugin\n",
+    "pytest.ini": "[pytest]\naddopts = -p no:grader.grading.plugin\n",
 }
 
 
@@ -643,7 +643,7 @@ PARTS = {"raise": EVERY_PART, "echo": EVERY_PART, "zeroing": EVERY_PART, "resets
 def test_code_that_does_nothing_earns_nothing(tmp_path, how):
     """One submission per kind of doing nothing, every function at once, graded for the record (hidden inputs too):
     it scores 0, bonus included. A property's hidden twin, a statistic, bookkeeping, a comparison of a function with
-    itself or a replay of placeholder pieces opens no function's gate (grader.runner.gated)."""
+    itself or a replay of placeholder pieces opens no function's gate (grader.grading.runner.gated)."""
     _doing_nothing(tmp_path / "student", how)
     out = tmp_path / "results.json"
     proc = run_check(HW, *PARTS[how], "--dir", str(tmp_path / "student"), "--json", str(out), *SHORT.get(how, ()))

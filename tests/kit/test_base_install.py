@@ -1,5 +1,5 @@
 """Every row of README's "For instructors" table on the base install (``pip install -e .``: numpy, pytest, tomli):
-it runs, or it exits 2 with one line naming the extra to install (grader.extras), never a traceback.
+it runs, or it exits 2 with one line naming the extra to install (grader.base.extras), never a traceback.
 
 The extras' packages are made unimportable in the processes the rows start (a ``sitecustomize`` that sets them to
 None in ``sys.modules``), as ``python -S`` leaves out site-packages in test_cli's test of the student's command."""
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.homeworks import ROOT
+from grader.base.homeworks import ROOT
 from kit import HW
 
 pytestmark = pytest.mark.slow  # grades a class of one: left out of the everyday loop (-m "not slow")
@@ -28,34 +28,38 @@ CHECK = [*PY, "homework/check.py", HW]
 # README's command cell -> the runs that prove the row: (argv, the exit codes it may end with; 2 means "with the one
 # line naming the extra"). {t} is the test's folder; a row that grades is given one part where that is its meaning.
 # grading_speed (37 s of CPU with --quick: it measures every part), class_with_burner (a class and a burner: 7 s at
-# the least) and grader.constraints (new venvs, downloads) show only their --help here; without nbformat grading_speed
-# prints «the solved notebook (--notebook): not measured» with grader.extras' line and measures the rest (seen by hand).
+# the least) and grader.authoring.constraints (new venvs, downloads) show only their --help here; without nbformat
+# grading_speed
+# prints «the solved notebook (--notebook): not measured» with grader.base.extras' line and measures the rest (seen by
+# hand).
 ROWS = {
     "`python homework/check.py s6-hw00-rl-foundations --solutions`": [([*CHECK, "dp", "--solutions"], {0})],
     "`python homework/check.py s6-hw00-rl-foundations --dir PATH`": [([*CHECK, "dp", "--dir", f"solutions/{HW}"], {0})],
     "`python homework/check.py s6-hw00-rl-foundations --notebook PATH.ipynb`":
         [([*CHECK, "dp", "--notebook", f"notebooks/{HW}.ipynb"], {1})],  # the stubs' notebook: checks fail
-    "`python -m grader.notebook_build s6-hw00-rl-foundations --solved OUT.ipynb`":
-        [([*PY, "-m", "grader.notebook_build", HW, "--solved", "{t}/solved.ipynb"], {2})],
+    "`python -m grader.authoring.notebook_build s6-hw00-rl-foundations --solved OUT.ipynb`":
+        [([*PY, "-m", "grader.authoring.notebook_build", HW, "--solved", "{t}/solved.ipynb"], {2})],
     "`... --json results.json --csv scores.csv`":
         [([*CHECK, "dp", "--solutions", "--json", "{t}/r.json", "--csv", "{t}/r.csv"], {0})],
     "`python homework/check.py s6-hw00-rl-foundations --batch DIR --csv scores.csv --feedback OUT`":
         [([*CHECK, "--batch", "{t}/class", "--csv", "{t}/scores.csv", "--feedback", "{t}/fb", "--report",
            "{t}/report", "--lms", "canvas", "--roster", "{t}/roster.csv", "--lms-file", "{t}/canvas.csv"], {0})],
-    "`... --batch DIR --csv scores.csv --report REPORT`, then `python -m grader.report_class REPORT/records OUT "
-    "--anonymize` or `python -m grader.report_class EXPORT.zip OUT`":
-        [([*PY, "-m", "grader.report_class", "{t}/report/records", "{t}/anon", "--anonymize"], {0})],
-    "`... --batch DIR --report REPORT --lms canvas --roster roster.csv`, or `python -m grader.report_class "
+    "`... --batch DIR --csv scores.csv --report REPORT`, then "
+    "`python -m grader.reporting.class_report REPORT/records OUT "
+    "--anonymize` or `python -m grader.reporting.class_report EXPORT.zip OUT`":
+        [([*PY, "-m", "grader.reporting.class_report", "{t}/report/records", "{t}/anon", "--anonymize"], {0})],
+    "`... --batch DIR --report REPORT --lms canvas --roster roster.csv`, or `python -m grader.reporting.class_report "
     "REPORT/records OUT --lms moodle --roster roster.csv`":
-        [([*PY, "-m", "grader.report_class", "{t}/report/records", "{t}/moodle", "--lms", "moodle", "--roster",
-           "{t}/roster.csv", "--lms-file", "{t}/moodle.csv"], {0})],
+        [([*PY, "-m", "grader.reporting.class_report", "{t}/report/records", "{t}/moodle", "--lms", "moodle",
+           "--roster", "{t}/roster.csv", "--lms-file", "{t}/moodle.csv"], {0})],
     "`python -m pip install -c constraints.txt -e \".[report]\"`, then `... --batch DIR --report REPORT`, or "
-    "`python -m grader.report_class REPORT/records OUT --code DIR`":  # without copydetect: the section says so
-        [([*PY, "-m", "grader.report_class", "{t}/report/records", "{t}/alike", "--code", "{t}/class"], {0})],
+    # without copydetect: the section says so
+    "`python -m grader.reporting.class_report REPORT/records OUT --code DIR`":
+        [([*PY, "-m", "grader.reporting.class_report", "{t}/report/records", "{t}/alike", "--code", "{t}/class"], {0})],
     "`python benchmarks/class_report.py [--alike]`": [([*PY, "benchmarks/class_report.py", "--n", "10"], {0})],
-    "`python -m grader.release OUT_DIR --classroom`":
-        [([*PY, "-m", "grader.release", "{t}/copy", "--classroom"], {2}),
-         ([*PY, "-m", "grader.release", "{t}/copy", "--classroom", "--force"], {0})],
+    "`python -m grader.authoring.release OUT_DIR --classroom`":
+        [([*PY, "-m", "grader.authoring.release", "{t}/copy", "--classroom"], {2}),
+         ([*PY, "-m", "grader.authoring.release", "{t}/copy", "--classroom", "--force"], {0})],
     "see [docs/github-classroom.md](docs/github-classroom.md)": [],  # a page to read
     "`python -m grader.gradescope autograder.zip`, see [docs/gradescope.md](docs/gradescope.md)":
         [([*PY, "-m", "grader.gradescope", "{t}/autograder.zip"], {2})],
@@ -69,16 +73,18 @@ ROWS = {
     "`python benchmarks/kit_suite_cost.py --install`": [([*PY, "benchmarks/kit_suite_cost.py", "--install"], {2})],
     "`python benchmarks/feedback_quality.py`":
         [([*PY, "benchmarks/feedback_quality.py", "--part", "dp", "--mutant", "eval_max_over_actions"], {0})],
-    "`python -m grader.build` (`--check` only reports what is stale)":
-        [([*PY, "-m", "grader.build"], {2}), ([*PY, "-m", "grader.build", "--check"], {2})],
-    "`python -m grader.budget [HW] [--check]`": [([*PY, "-m", "grader.budget", HW, "--check"], {0})],
+    "`python -m grader.authoring.build` (`--check` only reports what is stale)":
+        [([*PY, "-m", "grader.authoring.build"], {2}), ([*PY, "-m", "grader.authoring.build", "--check"], {2})],
+    "`python -m grader.grading.budget [HW] [--check]`": [([*PY, "-m", "grader.grading.budget", HW, "--check"], {0})],
     "`python benchmarks/class_with_burner.py`": [([*PY, "benchmarks/class_with_burner.py", "--help"], {0})],
-    "`python -m grader.constraints`": [([*PY, "-m", "grader.constraints", "--help"], {0})],
+    "`python -m grader.authoring.constraints`": [([*PY, "-m", "grader.authoring.constraints", "--help"], {0})],
     "`python homework/check.py --list`": [([*PY, "homework/check.py", "--list"], {0})],
     "`... --public` / `... --show-hidden`":
         [([*CHECK, "dp", "--solutions", "--public"], {0}), ([*CHECK, "dp", "--solutions", "--show-hidden"], {0})],
-    "`python -m grader.secret s6-hw00-rl-foundations [--new \\| --record]`": [([*PY, "-m", "grader.secret", HW], {0})],
-    "`python -m grader.answers [HW [PART ...]] [--check]`": [([*PY, "-m", "grader.answers", HW, "dp", "--check"], {0})],
+    "`python -m grader.grading.secret s6-hw00-rl-foundations [--new \\| --record]`":
+        [([*PY, "-m", "grader.grading.secret", HW], {0})],
+    "`python -m grader.grading.public_answers [HW [PART ...]] [--check]`":
+        [([*PY, "-m", "grader.grading.public_answers", HW, "dp", "--check"], {0})],
 }
 
 
@@ -113,8 +119,8 @@ def base_install(tmp_path_factory) -> tuple[Path, dict[str, str]]:
         proc = subprocess.run([sys.executable, "-c", f"import {name}"], env=env, capture_output=True)
         assert proc.returncode == 1, f"{name} is still importable: the test would prove nothing"
     # the grade for the record reads the key's answers on that secret's hidden inputs, recorded once beside it
-    proc = subprocess.run([*PY, "-m", "grader.secret", HW, "--record"], cwd=str(ROOT), env=env, capture_output=True,
-                          text=True, timeout=600)
+    proc = subprocess.run([*PY, "-m", "grader.grading.secret", HW, "--record"], cwd=str(ROOT), env=env,
+                          capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return t, env
 

@@ -16,12 +16,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import homeworks
-from grader.batch import Submission, _Progress, summary
+from grader.base import homeworks
+from grader.base.homeworks import ROOT
+from grader.base.results import CheckResult, PartResult
+from grader.batch import _Progress, summary
 from grader.boundary import confine
-from grader.homeworks import ROOT
-from grader.report import totals
-from grader.results import CheckResult, PartResult
+from grader.grading.submissions import Submission
+from grader.reporting.feedback import totals
 from kit import HW, MODES, burner, mode_env, run_check
 from test_robustness import snapshot
 
@@ -402,7 +403,7 @@ def test_a_submission_that_burns_cpu_in_every_call_holds_up_no_classmate(tmp_pat
     --jobs 2 zoe starts when one of them ends). The CSV ends in name order; zoe's feedback says the budget ran out."""
     import time
 
-    from grader import homeworks
+    from grader.base import homeworks
 
     folder, out = tmp_path / "class", tmp_path / "out"
     _class(folder, 0.8, ("anna", "boris"))
@@ -488,8 +489,8 @@ def test_ctrl_c_ends_a_batch_within_seconds_with_all_its_processes_and_keeps_wha
 def test_a_name_taken_already_never_gets_a_file_name_that_is_another_students(tmp_path):
     """Folders victim, Victim and victim-2 (the red team's class): each feedback file bears its own student's name or
     a digest, so victim-2.txt is victim-2's, not the feedback of whichever of the other two came second."""
-    from grader import homeworks
-    from grader.batch import find_submissions
+    from grader.base import homeworks
+    from grader.grading.submissions import find_submissions
 
     for name in ("victim", "Victim", "victim-2"):
         (tmp_path / name).mkdir()

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import homeworks
+from grader.base import homeworks
 from grader.boundary.loading import FolderImplementation
 from kit import ROOT, run_check_json
 

@@ -1,7 +1,8 @@
 """Each part's CPU budget: all its calls together (hidden checks included) may use ``cpu`` seconds of the worker's
 CPU time; past it, the part's calls fail at once with a time message. The budget is recorded in parts.toml by
-``python -m grader.budget`` as max(2 × the per-check limit, 3 × the loop-heavy variant's CPU), and
-``python -m grader.build --check`` says when it is stale. (A whole class with a CPU burner: tests/kit/test_batch.py.)
+``python -m grader.grading.budget`` as max(2 × the per-check limit, 3 × the loop-heavy variant's CPU), and
+``python -m grader.authoring.build --check`` says when it is stale. (A whole class with a CPU burner:
+tests/kit/test_batch.py.)
 """
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ import dataclasses
 
 import pytest
 
-from grader import budget, build, homeworks
+from grader.authoring import build
+from grader.base import homeworks
+from grader.base.homeworks import ROOT, cpu_budget
 from grader.boundary import zygote
 from grader.boundary.errors import BudgetSpent
-from grader.homeworks import ROOT, cpu_budget
+from grader.grading import budget
 from kit import HW
 
 try:
@@ -39,7 +42,7 @@ def test_a_part_without_a_recorded_budget_gets_twice_its_limit_and_an_other_limi
 
 def test_the_kits_budgets_are_recorded_and_never_below_the_formula():
     """Every part of the homework with a loop-heavy variant has a budget and the figure it comes from; none is
-    below max(2 × its limit, 3 × the figure) (python -m grader.budget re-measures)."""
+    below max(2 × its limit, 3 × the figure) (python -m grader.grading.budget re-measures)."""
     hw = homeworks.load(HW)
     assert budget.variant_dir(hw).is_dir()
     assert budget.problems(hw) == []
@@ -53,7 +56,7 @@ def test_the_kits_budgets_are_recorded_and_never_below_the_formula():
                          ids=["no-budget", "no-figure", "limit-raised", "variant-slower", "budget-lowered"])
 def test_a_stale_budget_fails_the_build_check(monkeypatch, capsys, change):
     """ppo's recorded budget (20 s for a limit of 10 s) goes stale when the limit or the recorded figure rises
-    past it, or it is missing: python -m grader.build --check then names parts.toml and exits 1."""
+    past it, or it is missing: python -m grader.authoring.build --check then names parts.toml and exits 1."""
     hw = homeworks.load(HW)
     stale_hw = _with(hw, ppo=change)
     assert budget.problems(stale_hw) and budget.stale(stale_hw) == [budget.parts_file(hw)]

@@ -1,16 +1,16 @@
 """The student's files are generated from the solutions and are up to date."""
 import pytest
 
-from grader import homeworks
-from grader.build import stale
-from grader.homeworks import ROOT
-from grader.stubs import BuildError, make_stub, solved_source
+from grader.authoring.build import stale
+from grader.authoring.stubs import BuildError, make_stub, solved_source
+from grader.base import homeworks
+from grader.base.homeworks import ROOT
 
 
 @pytest.mark.parametrize("name", homeworks.available())
 def test_generated_files_are_up_to_date(name):
     out_of_date = [str(p.relative_to(ROOT)) for p in stale(name)]
-    assert not out_of_date, f"run `python -m grader.build {name}`; out of date: {out_of_date}"
+    assert not out_of_date, f"run `python -m grader.authoring.build {name}`; out of date: {out_of_date}"
 
 
 def test_stub_keeps_signature_and_docstring_and_raises():

@@ -1,4 +1,5 @@
-"""The class report (grader/report_class.py): what the class got wrong, from the records grading already wrote.
+"""The class report (grader/reporting/class_report.py): what the class got wrong, from the records grading already
+wrote.
 
 The fast tests build it from made-up results (a Gradescope export, anonymizing, escaping, the feedback's own
 attribution); the slow class grades a class made from the catalogue of typical mistakes (the reference, the stubs,
@@ -20,12 +21,14 @@ from pathlib import Path
 import pytest
 from schema_subset import errors
 
-from grader import export, hidden, homeworks, report, report_class
-from grader.homeworks import ROOT
-from grader.results import CheckResult, PartResult
+from grader.base import homeworks
+from grader.base.homeworks import ROOT
+from grader.base.results import DIAGNOSIS, CheckResult, PartResult
+from grader.grading import hidden
+from grader.reporting import class_report, export, feedback
 from kit import HW, run_check
 
-SCHEMA = json.loads(report_class.SCHEMA_FILE.read_text(encoding="utf-8"))
+SCHEMA = json.loads(class_report.SCHEMA_FILE.read_text(encoding="utf-8"))
 GAE_FORWARD = "Похоже на типичную ошибку: рекурсия идёт с начала траектории, а нужно с конца (reversed)."
 NO_LAMBDA = "Похоже на типичную ошибку: без λ."
 
@@ -108,14 +111,14 @@ def test_the_report_names_what_the_scoreboard_printed_and_nothing_more():
     """Two diagnoses in one function's failures: the scoreboard prints the lead in full and the other as one line;
     only the lead's diagnosis was read, so only it is named."""
     shown: list[dict] = []
-    text = report.scoreboard(homeworks.load(HW), _results(GAE_LEAD, GAE_OTHER, TD_FAIL, PASS), "работа", "check.py",
+    text = feedback.scoreboard(homeworks.load(HW), _results(GAE_LEAD, GAE_OTHER, TD_FAIL, PASS), "работа", "check.py",
                              first_run=False, shown=shown)
-    record = report_class.record_from_results("alice", _results(GAE_LEAD, GAE_OTHER, TD_FAIL, PASS), shown)
+    record = class_report.record_from_results("alice", _results(GAE_LEAD, GAE_OTHER, TD_FAIL, PASS), shown)
     assert [m["text"] for m in record["mistakes"]] == [line.strip() for line in text.splitlines()
-                                                       if line.strip().startswith(report.DIAGNOSIS)] == [GAE_FORWARD]
+                                                       if line.strip().startswith(DIAGNOSIS)] == [GAE_FORWARD]
     assert record["mistakes"][0]["function"] == "gae" and record["mistakes"][0]["told"] in \
         "\n".join(line[4:] for line in text.splitlines())
-    data = report_class.build_data([record])
+    data = class_report.build_data([record])
     assert [(u["function"], u["count"]) for u in data["unnamed"]] == [("td_errors", 1)]  # the δ failure: no name
     assert not errors(data, SCHEMA)
 
@@ -148,8 +151,8 @@ def test_gradescope_export_gives_the_same_report(tmp_path, monkeypatch):
     data = json.loads((root / "submission_11" / "results.json").read_text(encoding="utf-8"))
     assert [m["text"] for m in data["extra_data"]["mistakes"]] == [GAE_FORWARD, NO_LAMBDA]  # every output is read
     out = tmp_path / "report"
-    assert report_class.main([str(root.parent), str(out), "--tables"]) == 0
-    got = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert class_report.main([str(root.parent), str(out), "--tables"]) == 0
+    got = json.loads((out / "feedback.json").read_text(encoding="utf-8"))
     assert not errors(got, SCHEMA)
     named = {m["text"]: m["submissions"] for m in got["mistakes"]}
     assert named == {GAE_FORWARD: ["Анна Петрова"], NO_LAMBDA: ["Анна Петрова"]}  # Борис's was hidden
@@ -166,34 +169,34 @@ def test_gradescope_export_gives_the_same_report(tmp_path, monkeypatch):
     zipped = shutil.make_archive(str(tmp_path / "export"), "zip", tmp_path, root.name)  # the export as downloaded
     (tmp_path / "tmp").mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
-    assert report_class.main([zipped, str(tmp_path / "from_zip"), "--tables"]) == 0
+    assert class_report.main([zipped, str(tmp_path / "from_zip"), "--tables"]) == 0
     assert not list((tmp_path / "tmp").iterdir())  # the students' files extracted from the zip are not left behind
-    again = json.loads((tmp_path / "from_zip" / "report.json").read_text(encoding="utf-8"))
+    again = json.loads((tmp_path / "from_zip" / "feedback.json").read_text(encoding="utf-8"))
     assert again["mistakes"] == got["mistakes"]
 
 
 def test_anonymized_report_keeps_no_name_and_its_hashes_are_stable(tmp_path):
     root = _export(tmp_path)
     for run in ("a", "b"):
-        assert report_class.main([str(root), str(tmp_path / run), "--anonymize", "--salt", "осень", "--tables"]) == 0
-    texts = {run: {f: (tmp_path / run / f).read_text(encoding="utf-8") for f in ("index.html", "report.json",
+        assert class_report.main([str(root), str(tmp_path / run), "--anonymize", "--salt", "осень", "--tables"]) == 0
+    texts = {run: {f: (tmp_path / run / f).read_text(encoding="utf-8") for f in ("index.html", "feedback.json",
                                                                                    "mistakes.csv")} for run in "ab"}
     assert texts["a"] == texts["b"]  # the same names, the same salt: the same hashes
     for text in texts["a"].values():
         assert "Анна" not in text and "Борис" not in text and "calc" not in text and "results.json\"" not in text
-    names = [s["name"] for s in json.loads(texts["a"]["report.json"])["submissions"]]
+    names = [s["name"] for s in json.loads(texts["a"]["feedback.json"])["submissions"]]
     assert names == sorted(names, key=lambda n: names.index(n)) and all(re.fullmatch(r"работа-[0-9a-f]{10}", n)
                                                                         for n in names)
-    assert report_class.anonymous("Анна Петрова", "осень") in names
-    assert report_class.anonymous("Анна Петрова", "весна") not in names  # another salt, other hashes
+    assert class_report.anonymous("Анна Петрова", "осень") in names
+    assert class_report.anonymous("Анна Петрова", "весна") not in names  # another salt, other hashes
     assert not [a for t, a in parse_page(texts["a"]["index.html"]).tags if t == "a"]  # no link names a student
 
 
 def test_csv_cells_are_never_formulas_and_the_validator_refuses_a_broken_report(tmp_path):
-    record = report_class.record_from_results("=HYPERLINK(\"x\")", _results(GAE_LEAD, PASS), [
+    record = class_report.record_from_results("=HYPERLINK(\"x\")", _results(GAE_LEAD, PASS), [
         {"part": "ppo", "function": "gae", "check": "test_gae_courier", "title": "GAE", "kind": "check",
          "text": GAE_LEAD.message, "diagnosis": GAE_FORWARD}])
-    data = report_class.build([record], tmp_path, plots=False)
+    data = class_report.build([record], tmp_path, plots=False)
     assert next(csv.DictReader(open(tmp_path / "mistakes.csv", encoding="utf-8")))["submission"] == "'=HYPERLINK(\"x\")"
     assert not errors(data, SCHEMA)
     broken = json.loads(json.dumps(data))
@@ -207,18 +210,18 @@ def test_csv_cells_are_never_formulas_and_the_validator_refuses_a_broken_report(
 def test_records_of_the_old_form_are_refused_with_how_to_grade_again(tmp_path, capsys):
     """A batch's record of version 1 and a results.json without extra_data.format named their mistakes by the words of
     the feedback, which a student's text could forge: the report refuses them and says how to grade again."""
-    record = report_class.record_from_results("alice", _results(GAE_LEAD, PASS), [])
+    record = class_report.record_from_results("alice", _results(GAE_LEAD, PASS), [])
     (tmp_path / "records").mkdir()
     (tmp_path / "records" / "alice.json").write_text(json.dumps({**record, "record": 1}), encoding="utf-8")
-    assert report_class.main([str(tmp_path / "records"), str(tmp_path / "out"), "--tables"]) == 2
+    assert class_report.main([str(tmp_path / "records"), str(tmp_path / "out"), "--tables"]) == 2
     said = capsys.readouterr().err
     assert "прежнего вида" in said and "--batch" in said and "--report" in said, said
-    assert not (tmp_path / "out" / "report.json").exists()
+    assert not (tmp_path / "out" / "feedback.json").exists()
     data = export.gradescope(_results(GAE_LEAD, PASS), 1.0)
     del data["extra_data"]["format"]
     (tmp_path / "export" / "submission_1").mkdir(parents=True)
     (tmp_path / "export" / "submission_1" / "results.json").write_text(json.dumps(data), encoding="utf-8")
-    assert report_class.main([str(tmp_path / "export"), str(tmp_path / "out"), "--tables"]) == 2
+    assert class_report.main([str(tmp_path / "export"), str(tmp_path / "out"), "--tables"]) == 2
     said = capsys.readouterr().err
     assert "прежней версией" in said and "Regrade" in said and "grader.gradescope" in said, said
 
@@ -260,9 +263,9 @@ def graded_class(tmp_path_factory):
     out = tmp / "report"
     proc = run_check(HW, *PARTS, "--batch", str(folder), "--jobs", "2", "--csv", str(tmp / "scores.csv"),
                      "--report", str(out), timeout=600)
-    assert (out / "report.json").is_file(), proc.stdout + proc.stderr
+    assert (out / "feedback.json").is_file(), proc.stdout + proc.stderr
     rows = {r["submission"]: r for r in csv.DictReader(open(tmp / "scores.csv", encoding="utf-8"))}
-    return tmp, out, json.loads((out / "report.json").read_text(encoding="utf-8")), rows
+    return tmp, out, json.loads((out / "feedback.json").read_text(encoding="utf-8")), rows
 
 
 @pytest.mark.slow
@@ -294,7 +297,7 @@ def test_the_report_names_exactly_what_each_feedback_file_says(graded_class):
     by_id = {m["id"]: m for m in data["mistakes"]}
     for s in data["submissions"]:
         text = (out / s["feedback"]).read_text(encoding="utf-8")
-        said = {line.strip() for line in text.splitlines() if line.strip().startswith(report.DIAGNOSIS)}
+        said = {line.strip() for line in text.splitlines() if line.strip().startswith(DIAGNOSIS)}
         assert {by_id[i]["text"] for i in s["mistakes"]} == said, s["name"]
     for m in data["mistakes"]:  # the text shown is the feedback exactly as the first student read it
         first = next(s for s in data["submissions"] if s["name"] == m["submissions"][0])
@@ -339,8 +342,8 @@ def test_the_page_parses_and_loads_nothing_and_the_json_validates(graded_class):
     assert not errors(data, SCHEMA)
     assert len((out / "index.html").read_bytes()) < 300_000
     again = tmp / "again"  # the same report, built again from the records alone
-    assert report_class.main([str(out / "records"), str(again), "--tables"]) == 0
-    rebuilt = json.loads((again / "report.json").read_text(encoding="utf-8"))
+    assert class_report.main([str(out / "records"), str(again), "--tables"]) == 0
+    rebuilt = json.loads((again / "feedback.json").read_text(encoding="utf-8"))
     assert rebuilt["mistakes"] == data["mistakes"] and rebuilt["checks"] == data["checks"]
     # the Gradescope path: each feedback's results.json, laid out as an export, names at least what the
     # scoreboard named (its outputs show every failed test in full)
@@ -350,22 +353,22 @@ def test_the_page_parses_and_loads_nothing_and_the_json_validates(graded_class):
         if results.is_file():
             (export_dir / f"submission_{i}").mkdir(parents=True)
             shutil.copy(results, export_dir / f"submission_{i}" / "results.json")
-    assert report_class.main([str(export_dir), str(tmp / "gradescope"), "--tables"]) == 0
-    gs = json.loads((tmp / "gradescope" / "report.json").read_text(encoding="utf-8"))
+    assert class_report.main([str(export_dir), str(tmp / "gradescope"), "--tables"]) == 0
+    gs = json.loads((tmp / "gradescope" / "feedback.json").read_text(encoding="utf-8"))
     assert {(m["part"], m["text"]) for m in data["mistakes"]} <= {(m["part"], m["text"]) for m in gs["mistakes"]}
     assert [c["pass_rate"] for c in gs["checks"]] == [c["pass_rate"] for c in data["checks"]]
 
 
 def test_report_needs_a_batch(tmp_path):
     proc = run_check(HW, "ppo", "--report", str(tmp_path / "report"))
-    assert proc.returncode == 2 and "--batch" in proc.stderr and "grader.report_class" in proc.stderr
+    assert proc.returncode == 2 and "--batch" in proc.stderr and "grader.reporting.class_report" in proc.stderr
 
 
 # ---- a typical mistake cannot be forged by the student's own text --------------------------------------------
 
 # the real mistake of the class (tests/kit/mutants/.../ppo/td_no_gamma.py), as its check names it
 REAL = "ppo/td_no_gamma"
-FORGED = f"{report.DIAGNOSIS}: γ не умножен на V(s_{{t+1}})."
+FORGED = f"{DIAGNOSIS}: γ не умножен на V(s_{{t+1}})."
 # Three routes by which a submission's text once reached a failure's message over lines of its own, each carrying the
 # real mistake's diagnosis: a string answer (printed as str(got)), an exception at import (the load error), and the
 # name of a code file in the hang report (a code object compiled under a name that looks like a notebook cell's).
@@ -408,8 +411,8 @@ def test_a_students_text_never_names_a_typical_mistake(tmp_path, route):
     out = tmp_path / "report"
     proc = run_check(HW, "ppo", "--batch", str(folder), "--jobs", "2", "--timeout", "2", "--report", str(out),
                      timeout=600)
-    assert (out / "report.json").is_file(), proc.stdout + proc.stderr
-    data = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert (out / "feedback.json").is_file(), proc.stdout + proc.stderr
+    data = json.loads((out / "feedback.json").read_text(encoding="utf-8"))
     assert not errors(data, SCHEMA)
     real = [m for m in data["mistakes"] if m["text"] == FORGED]
     assert [(m["part"], m["function"], m["count"], m["submissions"]) for m in real] == [("ppo", "td_errors", 1,
@@ -417,14 +420,14 @@ def test_a_students_text_never_names_a_typical_mistake(tmp_path, route):
     assert not [m for m in data["mistakes"] if "forger" in m["submissions"]], data["mistakes"]
     feedback = (out / next(s["feedback"] for s in data["submissions"] if s["name"] == "forger")).read_text(
         encoding="utf-8")
-    assert not [line for line in feedback.splitlines() if line.strip().startswith(report.DIAGNOSIS)], feedback
+    assert not [line for line in feedback.splitlines() if line.strip().startswith(DIAGNOSIS)], feedback
     said = {"answer": "str: x\\x0aПохоже", "import": "RuntimeError: x\\x0aПохоже", "hang": "превышено время"}[route]
     assert said in feedback, feedback  # the forger's failure is told, its text as one line
 
 
 def test_an_anonymized_report_quotes_no_submissions_name(tmp_path):
     """A reason that names a folder ("в папке frank_empty не найдено работы…", as the batch writes it), a part's
-    error naming another, a mistake's text naming a third: neither index.html nor report.json has any of the names."""
+    error naming another, a mistake's text naming a third: neither index.html nor feedback.json has any of the names."""
     records_dir = tmp_path / "records"
     told = GAE_FORWARD + " (работа carol_notebook)"
     lead = _check("test_gae_courier", "GAE курьера", "gae", f"Проверяли: gae\n{told}", diagnosis=told)
@@ -434,40 +437,41 @@ def test_an_anonymized_report_quotes_no_submissions_name(tmp_path):
                                                      "ни в ней, ни в homework/x/")]:
         shown = [{"part": "ppo", "function": "gae", "check": "test_gae_courier", "title": "GAE курьера",
                   "diagnosis": told, "text": told}] if results and name == "carol_notebook" else []
-        record = report_class.record_from_results(name, results, shown, error=error)
+        record = class_report.record_from_results(name, results, shown, error=error)
         if name == "alice_ref":
             record["parts"][0]["error"] = "ppo.py в папке alice_ref не загружается"
-        report_class.write_record(records_dir, name, record)
+        class_report.write_record(records_dir, name, record)
     out = tmp_path / "out"
-    assert report_class.main([str(records_dir), str(out), "--anonymize", "--salt", "осень", "--tables"]) == 0
-    data = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert class_report.main([str(records_dir), str(out), "--anonymize", "--salt", "осень", "--tables"]) == 0
+    data = json.loads((out / "feedback.json").read_text(encoding="utf-8"))
     assert len(data["overview"]["reasons"]) == 2 and data["mistakes"]  # the texts that named them are there
-    for file in ("index.html", "report.json", "mistakes.csv"):
+    for file in ("index.html", "feedback.json", "mistakes.csv"):
         text = (out / file).read_text(encoding="utf-8")
         for name in ("alice_ref", "carol_notebook", "frank_empty"):
             assert name not in text, (file, name)
 
 
 def test_anonymize_without_a_salt_keys_the_hashes_with_the_instructors_secret(tmp_path, monkeypatch, capsys):
-    """No --salt: the names' HMAC is keyed by the homework's secret (grader.hidden.secret), not by nothing; the
+    """No --salt: the names' HMAC is keyed by the homework's secret (grader.grading.hidden.secret), not by nothing; the
     kit's default secret, known to all, is refused unless a --salt is given."""
     records_dir = tmp_path / "records"
     for name in ("alice", "bob"):
-        report_class.write_record(records_dir, name, report_class.record_from_results(name, _results(PASS), []))
-    monkeypatch.delenv(report_class.SALT_ENV, raising=False)
+        class_report.write_record(records_dir, name, class_report.record_from_results(name, _results(PASS), []))
+    monkeypatch.delenv(class_report.SALT_ENV, raising=False)
     key = tmp_path / "secret"
     key.write_text("секрет преподавателя\n", encoding="utf-8")
     monkeypatch.setenv(hidden.SECRET_ENV, str(key))
-    assert report_class.main([str(records_dir), str(tmp_path / "a"), "--anonymize", "--tables"]) == 0
-    names = [s["name"] for s in json.loads((tmp_path / "a" / "report.json").read_text(encoding="utf-8"))["submissions"]]
-    assert names == [report_class.anonymous(n, "секрет преподавателя") for n in ("alice", "bob")]
-    assert report_class.anonymous("alice", "") not in names
+    assert class_report.main([str(records_dir), str(tmp_path / "a"), "--anonymize", "--tables"]) == 0
+    data = json.loads((tmp_path / "a" / "feedback.json").read_text(encoding="utf-8"))
+    names = [s["name"] for s in data["submissions"]]
+    assert names == [class_report.anonymous(n, "секрет преподавателя") for n in ("alice", "bob")]
+    assert class_report.anonymous("alice", "") not in names
     capsys.readouterr()
     monkeypatch.setenv(hidden.SECRET_ENV, str(tmp_path / "none"))  # no secret of one's own: the kit's default
     assert hidden.secret(homeworks.load(HW).tests_dir) == hidden.DEFAULT_SECRET
-    assert report_class.main([str(records_dir), str(tmp_path / "b"), "--anonymize", "--tables"]) == 2
+    assert class_report.main([str(records_dir), str(tmp_path / "b"), "--anonymize", "--tables"]) == 2
     assert "--salt" in capsys.readouterr().err and not (tmp_path / "b").exists()
-    assert report_class.main([str(records_dir), str(tmp_path / "c"), "--anonymize", "--salt", "k", "--tables"]) == 0
+    assert class_report.main([str(records_dir), str(tmp_path / "c"), "--anonymize", "--salt", "k", "--tables"]) == 0
 
 
 # ---- the page's layout --------------------------------------------------------------------------------------------
@@ -479,14 +483,14 @@ LONG_REASON = ("ppo.py не загружается: SyntaxError в строке 
 def test_the_layout_keeps_reasons_whole_folds_checks_by_part_and_lets_histograms_wrap(tmp_path):
     """The «not graded» reason is quoted whole (or, past 400 characters, cut after a whole word with «…»); each
     part's checks sit in a <details> whose summary gives the part's pass rate; the histograms' container wraps and
-    scales (no sideways scroll at 1280 px: docs/class-report.md says how the screenshot was taken)."""
+    scales (no sideways scroll at 1280 px: docs/class-feedback.md says how the screenshot was taken)."""
     huge = "слово " * 200 + "конец"
     part = homeworks.load(HW).part("ppo")
-    records = [report_class.record_from_results("alice", _results(GAE_LEAD, TD_FAIL, PASS), []),
-               report_class.record_from_results("bob", [PartResult(part, [], error=LONG_REASON)], []),
-               report_class.record_from_results("carol", [PartResult(part, [], error=huge)], [])]
-    data = report_class.build_data(records)
-    page = report_class.render(data, plots=False)
+    records = [class_report.record_from_results("alice", _results(GAE_LEAD, TD_FAIL, PASS), []),
+               class_report.record_from_results("bob", [PartResult(part, [], error=LONG_REASON)], []),
+               class_report.record_from_results("carol", [PartResult(part, [], error=huge)], [])]
+    data = class_report.build_data(records)
+    page = class_report.render(data, plots=False)
     parse_page(page)
     assert len(LONG_REASON) > 200 and f"ppo: {LONG_REASON}" in page
     cut = next(r["reason"] for r in data["overview"]["reasons"] if "слово" in r["reason"])

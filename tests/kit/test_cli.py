@@ -4,7 +4,7 @@ import shutil
 
 import pytest
 
-from grader.homeworks import ROOT
+from grader.base.homeworks import ROOT
 from kit import HW, run_check
 
 ONE = "ppo::test_td_errors_courier"
@@ -249,8 +249,8 @@ def test_build_check_says_in_one_line_that_everything_is_fresh():
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-m", "grader.build", "--check"], cwd=str(ROOT), capture_output=True,
-                          text=True, encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "grader.authoring.build", "--check"], cwd=str(ROOT),
+                          capture_output=True, text=True, encoding="utf-8")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("up to date:") and HW in lines[0], proc.stdout

@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from grader import homeworks
+from grader.base import homeworks
+from grader.base.homeworks import ROOT
 from grader.boundary import confine, zygote
 from grader.boundary.session import Session
-from grader.homeworks import ROOT
-from grader.runner import protect_key
+from grader.grading.runner import protect_key
 from kit import HW, MODES, in_process, mode_env, run_check
 
 PROBE = textwrap.dedent('''
@@ -141,7 +141,8 @@ def probed(request, tmp_path_factory, listener):
     (folder / "ppo.py").write_text(PROBE, encoding="utf-8")
     hw = homeworks.load(HW)
     with in_process(request.param):  # while the session chooses its confinement and its worker starts
-        # as the grader does before every grading (grader.runner.run_parts): in a fresh clone no grading has closed
+        # as the grader does before every grading (grader.grading.runner.run_parts): in a fresh clone no grading has
+        # closed
         # the key, the reference and the kit's tests to other users yet when this module runs first
         protect_key(hw)
         session = Session(hw, folder, 20)
@@ -395,10 +396,10 @@ def test_a_kit_that_a_worker_changed_grades_nobody(tmp_path, layer):
 
 
 def test_the_kit_digest_covers_every_file_the_checking_process_reads_or_pytest_configures_it_with():
-    from grader.boundary import staging
+    from grader.grading import kit_digest
 
     hw = homeworks.load(HW)
-    files = set(staging.kit_files(hw))
+    files = set(kit_digest.kit_files(hw))
     expected = {*(ROOT / "grader").rglob("*.py"), *hw.tests_dir.glob("*.py"), *hw.tests_dir.glob("*.toml"),
                 ROOT / "pyproject.toml", ROOT / "homework" / "check.py",
                 *(p for p in (ROOT / "conftest.py", ROOT / "tests" / "conftest.py") if p.is_file())}

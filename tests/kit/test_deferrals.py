@@ -3,7 +3,7 @@
 A function's group defers to a callee's failures above only when the student's own function went through that
 callee in these checks (the worker traces the calls between the student's functions; the in-notebook self-check
 traces them in the kernel, on a snapshot of the namespace). A check's hint that sends the student to other checks
-(grader.checks.Defer) is shown only when one of them failed and is shown above, with the command that reruns it;
+(grader.grading.checks.Defer) is shown only when one of them failed and is shown above, with the command that reruns it;
 when that check is in the same group, it leads the group instead; otherwise the hint is left out.
 """
 from __future__ import annotations
@@ -15,10 +15,11 @@ import types
 
 import pytest
 
-from grader import export, homeworks, report
+from grader.base import homeworks
+from grader.base.results import CheckResult, PartResult
 from grader.boundary.tracing import Entered, room_for_tracing
 from grader.notebook import check
-from grader.results import CheckResult, PartResult
+from grader.reporting import export, feedback
 from kit import HW, run_check
 
 RERUN = f"python homework/check.py {HW}"
@@ -37,7 +38,7 @@ def passing(name: str, subject: str) -> CheckResult:
 
 
 def render(*checks: CheckResult) -> str:
-    return report.scoreboard(HOMEWORK, [PartResult(HOMEWORK.part("ppo"), list(checks))], "ваш код", RERUN)
+    return feedback.scoreboard(HOMEWORK, [PartResult(HOMEWORK.part("ppo"), list(checks))], "ваш код", RERUN)
 
 
 TD = failure("test_td", "td_errors", "Проверяли: δ\nПохоже на типичную ошибку: без γ.\nПодсказка: δ_t = r_t + γV − V")
@@ -48,7 +49,7 @@ def test_a_caller_defers_to_its_callee_only_when_the_students_code_went_through_
     gae = failure("test_gae", "gae", "Проверяли: gae\nПохоже на типичную ошибку: без λ.",
                   entered={"gae": ["td_errors"] if went else []})
     text = render(TD, gae)
-    blocks = report.failure_blocks(text)
+    blocks = feedback.failure_blocks(text)
     deferral = "gae вызывает td_errors, где есть ошибки (см. выше): исправьте сначала её"
     if went:  # gae's checks are one line each, after the advice and the command that reruns td_errors' check
         assert deferral in text and len(blocks) == 1, text
@@ -77,7 +78,7 @@ def test_a_check_that_defers_to_another_of_its_group_lets_that_one_lead():
                        "ошибка в вашем коде: IndexError: index 4 is out of bounds", subject="gae", subjects=["gae"])
     cliff = failure("test_cliff", "gae", "Проверяли: путь\nПодсказка: сначала исправьте «Развилка» выше.",
                     defer={"checks": ["test_fork"], "text": "сначала исправьте «Развилка» выше."})
-    blocks = report.failure_blocks(render(cliff, fork))
+    blocks = feedback.failure_blocks(render(cliff, fork))
     assert blocks[0].startswith("✗ [ppo] Развилка") and "IndexError" in blocks[0], blocks
 
 
@@ -161,7 +162,7 @@ def test_every_deferral_names_checks_or_functions_that_exist():
     for part in HOMEWORK.parts:
         tree = ast.parse((HOMEWORK.tests_dir / part.tests).read_text(encoding="utf-8"))
         tests = {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")}
-        functions = set(report.function_order(HOMEWORK, part))
+        functions = set(feedback.function_order(HOMEWORK, part))
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Defer":
                 names = [(a.value if isinstance(a, ast.Constant) else a.values[0].value).split("[")[0]

@@ -8,7 +8,7 @@ import importlib.util
 import numpy as np
 import pytest
 
-from grader.homeworks import ROOT
+from grader.base.homeworks import ROOT
 from kit import HW
 
 

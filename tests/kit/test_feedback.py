@@ -4,7 +4,8 @@ The report groups the failures of one function under it (each check's subject: t
 compared), callee first (td_errors, gae, ppo_loss); a named typical
 mistake leads its group and the group's other failed checks are one line each; a function whose callee failed
 above defers to it. Every typical mistake of the kit's catalogue opens the feedback with a diagnosis or a hint
-that is about something (grader.report.GENERIC_HINTS lists the texts that are not), opens on the function that has
+that is about something (grader.reporting.feedback.GENERIC_HINTS lists the texts that are not), opens on the function
+that has
 the mistake and names no mistake but its own: each mutant file says which function it breaks (``BREAKS``) and the words
 that name it (``NAMED_BY``).
 """
@@ -18,9 +19,10 @@ import numpy as np
 import pytest
 
 from catalogue import CASES, IDS
-from grader import homeworks, report
-from grader.checks import CheckFailure, check_close, check_float
-from grader.results import CheckResult, PartResult
+from grader.base import homeworks
+from grader.base.results import DIAGNOSIS, CheckResult, PartResult
+from grader.grading.checks import CheckFailure, check_close, check_float
+from grader.reporting import feedback
 from kit import HW
 
 RERUN = f"python homework/check.py {HW}"
@@ -41,7 +43,7 @@ def passing(name: str, function: str) -> CheckResult:
 
 def render(*checks: CheckResult) -> str:
     hw = homeworks.load(HW)
-    return report.scoreboard(hw, [PartResult(hw.part("ppo"), list(checks))], "ваш код", RERUN)
+    return feedback.scoreboard(hw, [PartResult(hw.part("ppo"), list(checks))], "ваш код", RERUN)
 
 
 def test_one_mistake_reads_as_one_diagnosis_with_the_other_checks_one_line_each():
@@ -52,7 +54,7 @@ def test_one_mistake_reads_as_one_diagnosis_with_the_other_checks_one_line_each(
                 diagnosis=DIAG),
         failure("test_gae_random", "gae", "Проверяли: gae на случайных\nОжидали: 1\nПолучили: 2"),
     )
-    blocks = report.failure_blocks(text)
+    blocks = feedback.failure_blocks(text)
     assert len(blocks) == 1, text
     assert blocks[0].startswith("✗ [ppo] проверка test_gae_courier") and DIAG in blocks[0], text
     assert "■ [ppo] gae — не пройдено проверок: 3" in text
@@ -71,7 +73,7 @@ def test_functions_are_shown_callee_first_and_a_caller_defers_to_its_callee():
         failure("test_clip", "ppo_clip_objective", "Проверяли: клип\nПодсказка: min, а не max"),
         failure("test_td", "td_errors", "Проверяли: δ\nПодсказка: δ_t = r_t + γ·V(s_{t+1}) − V(s_t)"),
     )
-    blocks = report.failure_blocks(text)
+    blocks = feedback.failure_blocks(text)
     assert [b.splitlines()[0] for b in blocks] == ["✗ [ppo] проверка test_td", "✗ [ppo] проверка test_clip"], text
     assert text.index("test_td") < text.index("test_gae") < text.index("test_clip") < text.index("test_loss")
     assert "■ [ppo] gae — не пройдено проверок: 1. gae вызывает td_errors" in text, text
@@ -84,7 +86,7 @@ def test_a_check_is_grouped_under_its_subject_whatever_else_it_called():
                 called=["ppo_loss", "ppo_clip_objective"]),
         failure("test_courier", "gae", f"Проверяли: gae для курьера\n{DIAG}", called=[], diagnosis=DIAG),
     )
-    blocks = report.failure_blocks(text)
+    blocks = feedback.failure_blocks(text)
     assert [b.splitlines()[0] for b in blocks] == ["✗ [ppo] проверка test_courier", "✗ [ppo] проверка test_loss"]
     assert "ppo_clip_objective" not in text, text
 
@@ -96,7 +98,7 @@ def test_the_words_of_a_diagnosis_in_a_text_lead_nothing():
         failure("test_gae_types", "gae", f"Проверяли: gae на float32\nПолучили: str: x\\n{DIAG}"),
         failure("test_gae_courier", "gae", f"Проверяли: gae для курьера\n{DIAG}", diagnosis=DIAG),
     )
-    blocks = report.failure_blocks(text)
+    blocks = feedback.failure_blocks(text)
     assert blocks[0].startswith("✗ [ppo] проверка test_gae_courier"), text
 
 
@@ -105,16 +107,16 @@ def test_without_a_diagnosis_a_specific_hint_leads_over_a_generic_one():
         failure("test_gae_types", "gae", "Проверяли: gae на float32\nПодсказка: приводите входы к числам"),
         failure("test_gae_courier", "gae", "Проверяли: gae для курьера\nПодсказка: проход с конца траектории"),
     )
-    blocks = report.failure_blocks(text)
+    blocks = feedback.failure_blocks(text)
     assert len(blocks) == 1 and "проход с конца траектории" in blocks[0], text
 
 
 def test_generic_hints_are_told_apart():
-    assert report.is_generic("приводите входы к числам: np.asarray(x, dtype=float)")
-    assert not report.is_generic("Â_t = δ_t + γλ·Â_{t+1}, проход с конца траектории")
-    assert report.is_specific("Проверяли: x", DIAG)  # a diagnosis: the check's field
-    assert not report.is_specific(f"Проверяли: x\nПолучили: {DIAG}")  # its words in a text name nothing
-    assert not report.is_specific("Проверяли: x\nПодсказка: проверьте форму ответа: он должен совпадать")
+    assert feedback.is_generic("приводите входы к числам: np.asarray(x, dtype=float)")
+    assert not feedback.is_generic("Â_t = δ_t + γλ·Â_{t+1}, проход с конца траектории")
+    assert feedback.is_specific("Проверяли: x", DIAG)  # a diagnosis: the check's field
+    assert not feedback.is_specific(f"Проверяли: x\nПолучили: {DIAG}")  # its words in a text name nothing
+    assert not feedback.is_specific("Проверяли: x\nПодсказка: проверьте форму ответа: он должен совпадать")
 
 
 def test_a_mismatch_hidden_in_the_elided_middle_is_shown_in_a_window():
@@ -192,9 +194,9 @@ def test_a_mistake_is_named_only_when_no_other_gives_the_same_answer():
 def test_every_mistake_opens_with_a_diagnosis_or_a_specific_hint(path, graded_catalogue):
     result, text = graded_catalogue[path]
     assert not result.error, result.error
-    blocks = report.failure_blocks(text)
+    blocks = feedback.failure_blocks(text)
     assert blocks, f"nothing failed:\n{text}"
-    assert report.is_specific(blocks[0], first_diagnosis(path, result, blocks[0])), \
+    assert feedback.is_specific(blocks[0], first_diagnosis(path, result, blocks[0])), \
         f"the first block names no mistake and gives only a generic hint:\n{text}"
 
 
@@ -203,7 +205,7 @@ def first_diagnosis(path: Path, result, block: str) -> str:
     text logged is the first block's), never a line of the block's text."""
     hw = homeworks.load(path.parent.parent.name)
     shown: list[dict] = []
-    report.scoreboard(hw, [result], "модули", f"python homework/check.py {hw.name}", shown=shown)
+    feedback.scoreboard(hw, [result], "модули", f"python homework/check.py {hw.name}", shown=shown)
     assert shown and shown[0]["text"] in "\n".join(line[4:] for line in block.splitlines()), (shown[:1], block)
     return shown[0].get("diagnosis", "")
 
@@ -234,7 +236,7 @@ def test_every_mistake_says_which_function_it_breaks_and_what_names_it():
     problems = []
     for path in CASES:
         hw = homeworks.load(path.parent.parent.name)
-        order = report.function_order(hw, hw.part(path.parent.name))
+        order = feedback.function_order(hw, hw.part(path.parent.name))
         public = {f for f in order if not f.startswith("_")}
         found = declared(path)
         breaks, named_by = found.get("BREAKS"), found.get("NAMED_BY")
@@ -258,14 +260,14 @@ def test_every_mistake_opens_on_the_function_it_breaks_and_names_only_itself(pat
     result, text = graded_catalogue[path]
     assert not result.error, result.error
     hw = homeworks.load(path.parent.parent.name)
-    order = report.function_order(hw, hw.part(path.parent.name))
+    order = feedback.function_order(hw, hw.part(path.parent.name))
     rank = {f: i for i, f in enumerate(order)}
-    subjects = [report.subject(c, order) for c in result.checks if not c.passed]
+    subjects = [feedback.subject(c, order) for c in result.checks if not c.passed]
     assert subjects, f"nothing failed:\n{text}"
     first = min(subjects, key=lambda f: (rank.get(f, len(order)), not f))
     assert first in broken(path), \
         f"the feedback opens on {first or 'checks about no function'}, the mistake is in {broken(path)}:\n{text}"
-    block = report.failure_blocks(text)[0]
+    block = feedback.failure_blocks(text)[0]
     named_by = declared(path)["NAMED_BY"]
     diagnosis = first_diagnosis(path, result, block)  # its check's field, not its text
     assert not diagnosis or any(t in diagnosis for t in named_by), \
@@ -281,7 +283,7 @@ def test_every_mistake_opens_on_the_function_it_breaks_and_names_only_itself(pat
 
 def test_the_students_text_lands_in_a_message_as_one_line_and_names_no_mistake():
     """A string answer, an exception's message, a load error (a SyntaxError's line too): each one line of escaped text
-    (grader.escape.one_line), so no word of the student's starts a line of the report's own, and the failure names
+    (grader.base.escape.one_line), so no word of the student's starts a line of the report's own, and the failure names
     no typical mistake (its diagnosis is a field only the check's helpers set)."""
     from grader.boundary.loading import describe_exception
 
@@ -289,7 +291,7 @@ def test_the_students_text_lands_in_a_message_as_one_line_and_names_no_mistake()
     with pytest.raises(CheckFailure) as info:
         check_close(forged, [1.0, 2.0], what="ответ")
     assert info.value.diagnosis == "" and not [line for line in str(info.value).splitlines()
-                                               if line.startswith(report.DIAGNOSIS)], str(info.value)
+                                               if line.startswith(DIAGNOSIS)], str(info.value)
     assert "x\\x0aПохоже" in str(info.value)
     try:
         raise RuntimeError(forged)

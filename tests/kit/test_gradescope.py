@@ -17,12 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from grader import gradescope, hidden_answers, homeworks
-from grader.gradescope import kit_files, requirements
-from grader.hidden import secret_path
-from grader.homeworks import ROOT
-from grader.secret import is_default
-from grader.stubs import BEGIN
+from grader import gradescope
+from grader.authoring.constraints import requirements
+from grader.authoring.stubs import BEGIN
+from grader.base import homeworks
+from grader.base.homeworks import ROOT
+from grader.gradescope import kit_files
+from grader.grading import hidden_answers
+from grader.grading.hidden import secret_path
+from grader.grading.secret import is_default
 from kit import HW
 
 pytestmark = pytest.mark.slow  # grades whole homeworks: left out of the everyday loop (-m "not slow")
@@ -142,7 +145,7 @@ def test_the_unpacked_kit_imports_only_itself(zips, tmp_path):
     proc = _run(sys.executable, "-c", probe, cwd=source)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     loaded = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert "grader.gradescope" in loaded and "grader.plugin" in loaded
+    assert "grader.gradescope" in loaded and "grader.grading.plugin" in loaded
     outside = {n: f for n, f in loaded.items() if not f or not Path(f).resolve().is_relative_to(source.resolve())}
     assert not outside, outside
 
@@ -162,8 +165,8 @@ def test_zip_holds_the_scripts_and_the_kit_without_solutions(zips):
     assert config["homework"] == HW and config["parts"] == [] and config["visibility"] == []
     names = set(infos)
     assert not [n for n in names if n.startswith(("solutions/", "tests/kit/", "notebooks/", "benchmarks/", "docs/"))]
-    for tool in ("grader/build.py", "grader/stubs.py", "grader/release.py", "grader/batch.py",
-                 "grader/notebook_build.py"):
+    for tool in ("grader/authoring/build.py", "grader/authoring/stubs.py", "grader/authoring/release.py",
+                 "grader/batch.py", "grader/authoring/notebook_build.py"):
         assert tool not in names
     hw = homeworks.load(HW)
     for part in hw.parts:
@@ -171,9 +174,9 @@ def test_zip_holds_the_scripts_and_the_kit_without_solutions(zips):
     assert {"grader/gradescope.py", "homework/check.py", "conftest.py", "pyproject.toml", f"tests/{HW}/parts.toml",
             f"homework/{HW}/envs.py", "constraints.txt"} <= names
     assert b'-c "$ROOT/source/constraints.txt" -r "$ROOT/source/requirements.txt"' in contents["setup.sh"]
-    assert "grader/constraints.py" not in names
+    assert "grader/authoring/constraints.py" not in names
     # the instructor's secret of hidden inputs ships when the checkout holds one of its own (never the kit's default),
-    # and the key's answers on its hidden inputs (grader.hidden_answers) ship whether git tracks them or not
+    # and the key's answers on its hidden inputs (grader.grading.hidden_answers) ship whether git tracks them or not
     records = {p.relative_to(ROOT).as_posix(): p.read_bytes()
                for p in hidden_answers.record_dir(hw.tests_dir).glob("*.json")}
     assert records and set(records) <= names
@@ -236,7 +239,7 @@ def test_reference_gets_full_marks_with_bonus(zips, tmp_path):
 
 def _solved_notebook(tmp_path: Path) -> bytes:
     out = tmp_path / "solved.ipynb"
-    proc = _run(sys.executable, "-m", "grader.notebook_build", HW, "--solved", out)
+    proc = _run(sys.executable, "-m", "grader.authoring.notebook_build", HW, "--solved", out)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return out.read_bytes()
 

@@ -1,7 +1,8 @@
 """Hidden inputs (#26): a public check counts only when its function works on inputs the student's copy never held;
 the grade for the record refuses the kit's default secret; the answer key records are found again by their inputs.
 
-The rules are pure functions here (grader.runner.gated, grader.key); the attacks on a whole release are in
+The rules are pure functions here (grader.grading.runner.gated, grader.grading.key); the attacks on a whole release are
+in
 tests/kit/test_answer_key.py.
 """
 from __future__ import annotations
@@ -14,9 +15,9 @@ import sys
 import numpy as np
 import pytest
 
-from grader import hidden, key
-from grader.homeworks import ROOT
-from grader.runner import check_results
+from grader.base.homeworks import ROOT
+from grader.grading import hidden, key
+from grader.grading.runner import check_results
 from kit import run_check
 
 HW = "s6-hw00-rl-foundations"
@@ -24,7 +25,8 @@ HW = "s6-hw00-rl-foundations"
 
 def item(name: str, subject: str = "f", twin: str = "", hidden_: bool = False, oracle: bool = False,
          gate: str = "", replays: tuple[str, ...] = ()) -> dict:
-    """A collected check, as the plugin describes it (grader.plugin._meta); twins are oracle checks unless told."""
+    """A collected check, as the plugin describes it (grader.grading.plugin._meta); twins are oracle checks unless
+    told."""
     return {"nodeid": f"t.py::{name}", "name": name, "title": f"проверка {name}", "weight": 1.0, "bonus": False,
             "subjects": [subject], "hidden": hidden_ or bool(twin), "twin": twin, "oracle": oracle or bool(twin),
             "gates": [gate or subject], "replays": list(replays)}
@@ -217,15 +219,15 @@ def test_batch_refuses_the_default_secret_unless_told(tmp_path):
     default.write_text(hidden.DEFAULT_SECRET + "\n", encoding="utf-8")
     proc = run_check(HW, "ppo", "--batch", str(tmp_path / "class"), "--csv", str(tmp_path / "s.csv"),
                      env_extra={"HWKIT_ALLOW_DEFAULT_SECRET": "0", hidden.SECRET_ENV: str(default)})
-    assert proc.returncode == 2 and "python -m grader.secret" in proc.stderr, proc.stdout + proc.stderr
+    assert proc.returncode == 2 and "python -m grader.grading.secret" in proc.stderr, proc.stdout + proc.stderr
     assert not (tmp_path / "s.csv").exists()
 
 
 def test_the_variants_a_new_secret_is_tried_on_are_the_variant_folders_of_its_homework(tmp_path):
     """``tests/kit/variants/<hw>/<variant>/``: each variant folder, not ``<hw>/`` itself, not a README beside them,
     not another homework's variants."""
-    from grader import homeworks, secret
-
+    from grader.base import homeworks
+    from grader.grading import secret
     hw = homeworks.load(HW)
     assert [v.name for v in secret.variants(hw)] == sorted(
         p.name for p in (ROOT / "tests" / "kit" / "variants" / HW).iterdir() if p.is_dir()) == ["loop_heavy"]
@@ -238,10 +240,11 @@ def test_the_variants_a_new_secret_is_tried_on_are_the_variant_folders_of_its_ho
 
 @pytest.mark.slow
 def test_a_new_secret_is_drawn_tried_on_the_reference_and_variants_and_kept_for_its_owner_only(tmp_path):
-    """``python -m grader.secret HW --new`` end to end, writing where HWKIT_SECRET_FILE says (never the checkout's
+    """``python -m grader.grading.secret HW --new`` end to end, writing where HWKIT_SECRET_FILE says (never the
+    checkout's
     tests/<hw>/key/secret): a drawn secret's hidden inputs pass the reference and every variant, so it is kept,
     readable by its owner only (even over a file that was readable by all), and the grader then grades with it."""
-    from grader.hidden import DEFAULT_SECRET, SECRET_ENV, fingerprint, secret_path
+    from grader.grading.hidden import DEFAULT_SECRET, SECRET_ENV, fingerprint, secret_path
     from kit import check_env, run_measured
 
     real = secret_path(ROOT / "tests" / HW)
@@ -250,25 +253,25 @@ def test_a_new_secret_is_drawn_tried_on_the_reference_and_variants_and_kept_for_
     target.write_text("an old term's secret\n", encoding="utf-8")
     os.chmod(target, 0o644)
     env = check_env({SECRET_ENV: str(target)})
-    proc, cpu = run_measured([sys.executable, "-m", "grader.secret", HW, "--new"], timeout=900, cwd=str(ROOT),
+    proc, cpu = run_measured([sys.executable, "-m", "grader.grading.secret", HW, "--new"], timeout=900, cwd=str(ROOT),
                              env=env)
-    print(f"python -m grader.secret --new: {cpu:.1f} CPU-s")
+    print(f"python -m grader.grading.secret --new: {cpu:.1f} CPU-s")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     text = target.read_text(encoding="utf-8").strip()
     assert text not in ("an old term's secret", DEFAULT_SECRET) and len(text) >= 32
     assert proc.stdout.strip() == f"wrote {target}: secret {fingerprint(text)}"
     assert os.stat(target).st_mode & 0o777 == 0o600
     # the key's answers on its hidden inputs, recorded in the reference's grade of it, kept beside it, fresh
-    from grader import hidden_answers, homeworks
-
+    from grader.base import homeworks
+    from grader.grading import hidden_answers
     hw = homeworks.load(HW)
     records = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in (tmp_path / "secret.answers").glob("*.json")}
     assert sorted(records) == sorted(p.module for p in key.keyed_parts(hw))
     now = {**hidden_answers.valid_for(hw.tests_dir), "secret": fingerprint(text)}
     assert all({f: r[f] for f in now} == now for r in records.values()), [r["secret"] for r in records.values()]
     assert sum(len(r["entries"]) for r in records.values()) > 0
-    told = subprocess.run([sys.executable, "-m", "grader.secret", HW], cwd=str(ROOT), env=env, capture_output=True,
-                          text=True, encoding="utf-8", timeout=60)
+    told = subprocess.run([sys.executable, "-m", "grader.grading.secret", HW], cwd=str(ROOT), env=env,
+                          capture_output=True, text=True, encoding="utf-8", timeout=60)
     assert told.stdout.strip() == f"secret {fingerprint(text)}", told.stdout + told.stderr
     assert (real.read_bytes() if real.exists() else None) == before, "the checkout's own secret was touched"
 
@@ -294,11 +297,12 @@ def test_an_answer_survives_its_record_exactly():
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root, to change user")
 def test_without_namespaces_a_worker_run_as_a_user_of_its_own_cannot_read_the_answer_key():
     """Without namespaces a grader run as root runs the worker as a uid of the submission's own (grader.boundary.
-    confine); the grader keeps the key folder its owner's only (grader.runner.protect_key), so that user cannot read
+    confine); the grader keeps the key folder its owner's only (grader.grading.runner.protect_key), so that user cannot
+    read
     an oracle or the secret."""
-    from grader import homeworks
+    from grader.base import homeworks
     from grader.boundary import confine
-    from grader.runner import protect_key
+    from grader.grading.runner import protect_key
 
     hw = homeworks.load(HW)
     protect_key(hw)
@@ -320,7 +324,7 @@ def test_without_namespaces_a_worker_run_as_a_user_of_its_own_cannot_read_the_an
 
 def test_every_function_has_an_exact_check_on_hidden_inputs_of_its_own(tmp_path):
     """Only a declared oracle check on hidden inputs (``@graded(..., oracle=True)``: its hidden twin, a check run only
-    in the grade, or one run on hidden seeds) opens the gate of a function's checks (grader.runner.gated): every
+    in the grade, or one run on hidden seeds) opens the gate of a function's checks (grader.grading.runner.gated): every
     function, and every behaviour with a gate of its own (train's GRPO), has one, of that function alone (a check of
     several that fails on one opens none); every graded check counts behind a gate, and every piece a replay
     composes has an oracle check of its own: GRPO's replay of train composes ppo_update's GRPO branch (algo="grpo"),
@@ -343,9 +347,9 @@ def test_every_function_has_an_exact_check_on_hidden_inputs_of_its_own(tmp_path)
 
 
 def test_gradescope_shows_a_failure_on_hidden_inputs_only_after_publishing_and_rows_name_their_rules():
-    from grader import export
-    from grader.homeworks import Part
-    from grader.results import CheckResult, PartResult
+    from grader.base.homeworks import Part
+    from grader.base.results import CheckResult, PartResult
+    from grader.reporting import export
 
     part = Part("p", "часть", "m", "test_m.py", 10)
     checks = [CheckResult("t.py::test_a[0]", "test_a[0]", "а", "failed", "hidden", "Открытые случаи пройдены, но …"),

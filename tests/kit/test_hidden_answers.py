@@ -1,6 +1,7 @@
-"""The answer key's answers on hidden inputs, recorded once per secret beside it (grader.hidden_answers): a grade
+"""The answer key's answers on hidden inputs, recorded once per secret beside it (grader.grading.hidden_answers): a
+grade
 reads them and computes only what no grade of the reference asked; a missing or stale record is the kit's error,
-refused by the grade for the record, grader.answers --check and grader.gradescope."""
+refused by the grade for the record, grader.grading.public_answers --check and grader.gradescope."""
 from __future__ import annotations
 
 import json
@@ -12,13 +13,15 @@ import sys
 import numpy as np
 import pytest
 
-from grader import answers, gradescope, hidden, hidden_answers, homeworks, key, release
-from grader.boundary import staging
-from grader.homeworks import ROOT
+from grader import gradescope
+from grader.authoring import release
+from grader.base import homeworks
+from grader.base.homeworks import ROOT
+from grader.grading import hidden, hidden_answers, key, kit_digest, public_answers
 from kit import run_check
 
 HW = "s6-hw00-rl-foundations"
-COMMAND = f"python -m grader.secret {HW} --record"
+COMMAND = f"python -m grader.grading.secret {HW} --record"
 
 
 @pytest.fixture
@@ -56,7 +59,7 @@ def test_the_copy_holds_no_record_and_the_kit_digest_covers_them(hw):
     folder = hidden_answers.record_dir(hw.tests_dir)
     files = sorted(folder.glob("*.json"))
     assert [p.stem for p in files] == sorted(p.module for p in key.keyed_parts(hw))
-    assert set(files) <= set(staging.kit_files(hw))
+    assert set(files) <= set(kit_digest.kit_files(hw))
     for path in files:
         rel = path.relative_to(ROOT).as_posix()
         assert release.excluded(rel) and release.key_leaks({rel: path.read_bytes()}) == [rel]
@@ -115,8 +118,8 @@ def test_a_stale_or_missing_record_is_refused_by_answers_check_and_gradescope(tm
         (folder / "ppo.json").unlink()
     elif field != "secret":
         _edit(folder / "ppo.json", lambda data: data.update({field: "0" * 16}))
-    monkeypatch.setattr(answers, "record", lambda *a: pytest.fail("answers --check ran the reference"))
-    assert answers.main([HW, "--check"]) == 2
+    monkeypatch.setattr(public_answers, "record", lambda *a: pytest.fail("answers --check ran the reference"))
+    assert public_answers.main([HW, "--check"]) == 2
     said = capsys.readouterr().err.strip()
     assert len(said.splitlines()) == 1 and COMMAND in said and "ppo" in said, said
     assert (hidden_answers.MISSING if field == "missing" else hidden_answers.WHAT[field]) in said

@@ -1,11 +1,13 @@
 """Nothing hidden shown early (#36, item 2): what a student reads of the grade holds nothing of a hidden input.
 
-- The checks on hidden inputs (hidden twins, checks run only in the grade, ``behaviour=True`` checks: grader.hidden)
+- The checks on hidden inputs (hidden twins, checks run only in the grade, ``behaviour=True`` checks:
+grader.grading.hidden)
   of a checking process run after all its public ones, in workers of their own: with Linux namespaces forked by a
   zygote of their own (another /tmp, other scratch folders, another PID namespace), without them run as the lease's
   hidden twin, under umask 077, refused chmod, umask, symbolic links and extended attributes.
 - Without ``--show-hidden`` a failure on hidden inputs keeps its verdict and the typical mistake its check named,
-  never its inputs, its expected values or the student's text (grader.runner.withheld); on Gradescope it is shown no
+  never its inputs, its expected values or the student's text (grader.grading.runner.withheld); on Gradescope it is
+  shown no
   sooner than ``--hidden-inputs-visibility``, by a field set from the collection's marks.
 - The whole: a submission (the reference's ppo and control, each function wrapped) records every input it is given,
   in its module's globals, in /tmp and in its scratch folder (file contents and file names), and from its second
@@ -28,9 +30,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import export
+from grader.base.homeworks import ROOT
 from grader.boundary import confine
-from grader.homeworks import ROOT
+from grader.reporting import export
 from kit import HW, MODES, check_env, in_process, mode_env, run_check
 
 PARTS = ["ppo", "control"]
@@ -39,7 +41,7 @@ PARTS = ["ppo", "control"]
 def test_checks_on_hidden_inputs_run_after_every_public_check_of_every_part(tmp_path):
     """In one checking process (two parts), no public check runs after a check on hidden inputs; the results keep
     the test files' order, where each twin follows its public case."""
-    from grader.runner import PYTEST_FLAGS
+    from grader.grading.runner import PYTEST_FLAGS
 
     events = tmp_path / "events.jsonl"
     files = [str(ROOT / "tests" / HW / f"test_{part}.py") for part in PARTS]
@@ -107,11 +109,12 @@ def find(paths):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_hidden_check_runs_in_a_worker_that_no_public_check_shares_and_leaves_nothing_others_read(tmp_path, mode):
-    """A check on hidden inputs asks a worker of its own: a public check after it (the order grader.plugin no longer
+    """A check on hidden inputs asks a worker of its own: a public check after it (the order grader.grading.plugin no
+    longer
     makes) finds nothing of its input in the worker's globals, in /tmp or in its scratch folder; the hidden worker
     writes under umask 077 and is refused chmod, umask, symbolic links and extended attributes; without namespaces
     it runs as another user."""
-    from grader import homeworks
+    from grader.base import homeworks
     from grader.boundary import zygote
     from grader.boundary.session import Session
 
@@ -138,8 +141,9 @@ def test_a_hidden_check_runs_in_a_worker_that_no_public_check_shares_and_leaves_
 def _graded_on_hidden_inputs(show_hidden: bool):
     """ppo's results from a checking process's records: a public case, its failed twin, a failed check run only in
     the grade and a failed ``behaviour=True`` one, their texts holding a hidden input and the student's own words."""
-    from grader import homeworks, runner
-    from grader.results import PartResult
+    from grader.base import homeworks
+    from grader.base.results import PartResult
+    from grader.grading import runner
 
     hw = homeworks.load(HW)
     part = hw.part("ppo")
@@ -176,7 +180,7 @@ def test_a_failure_on_hidden_inputs_keeps_its_verdict_and_mistake_but_not_its_de
     check) is shown with its verdict and the typical mistake its check named, never with its inputs, its expected
     values or the student's text: not in the scoreboard, not in results.json. On Gradescope such a failure is shown
     no sooner than --hidden-inputs-visibility (a field set from the collection's marks, never read from the text)."""
-    from grader.report import scoreboard
+    from grader.reporting.feedback import scoreboard
 
     hw, r = _graded_on_hidden_inputs(show_hidden=False)
     by_name = {c.name: c for c in r.checks}
@@ -201,7 +205,7 @@ def test_a_failure_on_hidden_inputs_keeps_its_verdict_and_mistake_but_not_its_de
 def test_show_hidden_reaches_the_grading_of_a_batch(tmp_path, monkeypatch):
     """``--batch ... --show-hidden``: the feedback and the report tell the detail too (the batch grades with it)."""
     from grader import batch, cli
-    from grader.results import PartResult
+    from grader.base.results import PartResult
 
     asked = []
 
@@ -224,7 +228,7 @@ def test_without_namespaces_the_parts_of_a_submission_share_one_checking_process
     import contextlib
 
     from grader import cli
-    from grader.results import PartResult
+    from grader.base.results import PartResult
 
     groups = {}
     now = ["namespaces"]

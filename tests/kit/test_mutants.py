@@ -8,8 +8,9 @@ import ast
 import pytest
 
 from catalogue import CASES, IDS, MUTANTS
-from grader import homeworks, report
-from grader.results import CheckResult, PartResult
+from grader.base import homeworks
+from grader.base.results import CheckResult, PartResult
+from grader.reporting import feedback
 from kit import HW
 
 
@@ -55,6 +56,6 @@ def test_a_mutant_graded_on_the_checks_it_reaches_reads_as_graded_on_every_check
                                                                          for c in staged]
     hw = homeworks.load(HW)
     part = hw.part(whole_path.parent.name)
-    first = [report.failure_blocks(report.scoreboard(hw, [PartResult(part, [CheckResult(**c) for c in checks])],
+    first = [feedback.failure_blocks(feedback.scoreboard(hw, [PartResult(part, [CheckResult(**c) for c in checks])],
                                                      "модули", "rerun"))[:1] for checks in (staged, whole)]
     assert first[0] == first[1] != []

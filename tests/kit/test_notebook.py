@@ -16,11 +16,8 @@ import nbformat
 import numpy as np
 import pytest
 
-from grader import homeworks, notebook_build
-from grader.boundary.loading import code_cells
-from grader.homeworks import ROOT
-from grader.notebook import check
-from grader.notebook_build import (
+from grader.authoring import notebook_build
+from grader.authoring.notebook_build import (
     CHECK_TAG,
     SKIP_TAG,
     build_notebook,
@@ -30,7 +27,11 @@ from grader.notebook_build import (
     render,
     write_solved,
 )
-from grader.stubs import BuildError, make_stub
+from grader.authoring.stubs import BuildError, make_stub
+from grader.base import homeworks
+from grader.base.homeworks import ROOT
+from grader.boundary.loading import code_cells
+from grader.notebook import check
 from kit import HW, run_check
 
 pytestmark = pytest.mark.slow  # grades whole homeworks: left out of the everyday loop (-m "not slow")
@@ -89,7 +90,7 @@ def untouched_run():
 
 def test_notebook_exists_for_every_part_and_is_deterministic():
     assert PARTS, "no part of the homework has a solution module"
-    assert NOTEBOOK.is_file(), f"run `python -m grader.build {HW}`"
+    assert NOTEBOOK.is_file(), f"run `python -m grader.authoring.build {HW}`"
     assert render(build_notebook(HOMEWORK)) == render(build_notebook(HOMEWORK))
     nb = nbformat.reads(NOTEBOOK.read_text(encoding="utf-8"), as_version=4)
     nbformat.validate(nb)

@@ -1,7 +1,7 @@
 """The student's copy grades exactly as the instructor's public mode (#26): same verdicts, same feedback.
 
 The copy holds no answer key (tests/<hw>/key/); on public inputs both sides read the same recorded answers
-(tests/<hw>/answers/), and a public run never loads the key (grader.key: only hidden inputs and recording do),
+(tests/<hw>/answers/), and a public run never loads the key (grader.grading.key: only hidden inputs and recording do),
 so the copy's scoreboard is the instructor's ``--public`` one. Shown here on whole gradings: the reference, the
 stubs, and the catalogue's mistakes, one per part at a time in one submission (the catalogue itself is graded on
 public inputs, tests/kit/catalogue.py, so every mutant's verdict and feedback are the public mode's).
@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 
 from catalogue import CASES
-from grader import homeworks, release
-from grader.homeworks import ROOT
+from grader.authoring import release
+from grader.base import homeworks
+from grader.base.homeworks import ROOT
 from kit import HW, run_check
 
 pytestmark = pytest.mark.slow  # whole gradings on both sides

@@ -1,7 +1,8 @@
 """The reference solutions pass every graded check; the untouched stubs fail every one cleanly."""
 import pytest
 
-from grader import homeworks, report
+from grader.base import homeworks
+from grader.reporting import feedback
 from kit import HW, run_check_json
 
 pytestmark = pytest.mark.slow  # grades whole homeworks: left out of the everyday loop (-m "not slow")
@@ -44,7 +45,7 @@ def test_both_runs_grade_the_same_checks(solutions, stubs):
 
 def test_every_check_is_about_a_function_of_its_part(solutions):
     hw = homeworks.load(HW)
-    functions = {p.id: report.function_order(hw, p) for p in hw.parts}
+    functions = {p.id: feedback.function_order(hw, p) for p in hw.parts}
     stray = [t["name"] for t in solutions[1]["tests"]
              if t["extra_data"].get("subject") not in functions[t["extra_data"]["part"]]]
     assert not stray, f"checks whose subject is no function of their part's module: {stray}"

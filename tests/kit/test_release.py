@@ -1,4 +1,4 @@
-"""The student's copy (``python -m grader.release OUT``): no solutions, no instructor tools; it installs,
+"""The student's copy (``python -m grader.authoring.release OUT``): no solutions, no instructor tools; it installs,
 grades its stubs to 0 and says clearly that it has no solutions. Also the GitHub Classroom workflow it carries."""
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import sys
 
 import pytest
 
-from grader import homeworks
-from grader.homeworks import ROOT
-from grader.release import ReleaseError, release, student_content, student_files, student_readme
-from grader.stubs import BEGIN, END
+from grader.authoring.release import ReleaseError, release, student_content, student_files, student_readme
+from grader.authoring.stubs import BEGIN, END
+from grader.base import homeworks
+from grader.base.homeworks import ROOT
 from kit import HW
 
 pytestmark = pytest.mark.slow  # grades whole homeworks: left out of the everyday loop (-m "not slow")
@@ -30,7 +30,7 @@ def _run(*cmd, cwd, env=None, timeout=600):
 @pytest.fixture(scope="module")
 def copy(tmp_path_factory):
     out = tmp_path_factory.mktemp("release") / "student"
-    proc = _run(sys.executable, "-m", "grader.release", str(out), "--classroom", cwd=ROOT)
+    proc = _run(sys.executable, "-m", "grader.authoring.release", str(out), "--classroom", cwd=ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return out
 
@@ -48,9 +48,10 @@ def test_copy_has_no_solutions_no_kit_tests_no_instructor_tools(copy):
                 "benchmarks/kit_suite", "benchmarks/boss_margins", "docs/", ".ci/")
     assert not [f for f in files if f.startswith(left_out)]
     assert "benchmarks/boss_ppo_vs_reinforce.py" in files  # the task statement tells students to run it
-    for tool in ("grader/build.py", "grader/stubs.py", "grader/release.py", "grader/batch.py",
-                 "grader/notebook_build.py", "grader/gradescope.py", "grader/report_class.py",
-                 "grader/report_class.schema.json", "benchmarks/class_report.py"):
+    for tool in ("grader/authoring/build.py", "grader/authoring/stubs.py", "grader/authoring/release.py",
+                 "grader/batch.py",
+                 "grader/authoring/notebook_build.py", "grader/gradescope.py", "grader/reporting/class_report.py",
+                 "grader/reporting/class_report.schema.json", "benchmarks/class_report.py"):
         assert tool not in files
     hw = homeworks.load(HW)
     for part in hw.parts:  # what a student needs is there
@@ -123,7 +124,7 @@ def test_copy_installs_and_imports_its_own_grader(copy, tmp_path):
     assert {"cli.py", "runner.py", "plugin.py", "checks.py", "boundary/loading.py", "boundary/worker.py"} <= installed
     assert not installed & {"build.py", "stubs.py", "release.py", "batch.py", "notebook_build.py", "gradescope.py",
                             "report_class.py"}
-    code = ("import sys, grader.cli, grader.plugin, grader.runner, grader.export\n"
+    code = ("import sys, grader.cli, grader.grading.plugin, grader.grading.runner, grader.reporting.export\n"
             "mods = [m for m in sys.modules.values() if m.__name__.split('.')[0] == 'grader']\n"
             "assert all(m.__file__.startswith(sys.argv[1]) for m in mods), [m.__file__ for m in mods]\n"
             "print(len(mods))")
@@ -133,7 +134,7 @@ def test_copy_installs_and_imports_its_own_grader(copy, tmp_path):
 
 def test_copy_readme_has_no_instructor_parts(copy):
     text = (copy / "README.md").read_text(encoding="utf-8")
-    assert "## For instructors" not in text and "grader.release" not in text and "--solutions" not in text
+    assert "## For instructors" not in text and "grader.authoring.release" not in text and "--solutions" not in text
     assert "python homework/check.py" in text  # the student's part stays
 
 
@@ -152,7 +153,8 @@ def test_student_readme_drops_marked_regions_and_the_instructor_section():
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_only_tracked_files_are_released_and_the_exclusions_still_apply(tmp_path):
     kit = tmp_path / "kit"
-    for rel in ("grader/cli.py", "grader/build.py", "grader/gradescope.py", "homework/hw/a.py", "solutions/hw/a.py",
+    for rel in ("grader/cli.py", "grader/authoring/build.py", "grader/gradescope.py", "homework/hw/a.py",
+                "solutions/hw/a.py",
                 "tests/kit/test_x.py", "tests/hw/test_a.py", "scratch.py", "homework/hw/answers.txt"):
         (kit / rel).parent.mkdir(parents=True, exist_ok=True)
         (kit / rel).write_text("x = 1\n", encoding="utf-8")
@@ -210,8 +212,9 @@ def test_classroom_workflow_is_valid_and_its_points_step_reports_partial_credit(
 
 
 def test_the_release_refuses_a_copy_that_would_hold_the_answer_key():
-    """#26: no key file, no secret, no key function's body pasted into a shipped module (grader.release.key_leaks)."""
-    from grader.release import key_leaks
+    """#26: no key file, no secret, no key function's body pasted into a shipped module
+    (grader.authoring.release.key_leaks)."""
+    from grader.authoring.release import key_leaks
 
     clean = {rel.as_posix(): student_content(rel) for rel in student_files()}
     assert key_leaks(clean) == []

@@ -4,9 +4,9 @@ Pure functions, no processes: how the runner turns the checking process's event 
 """
 from __future__ import annotations
 
+from grader.base.escape import printable
 from grader.boundary import events
-from grader.escape import printable
-from grader.runner import check_results
+from grader.grading.runner import check_results
 
 ITEMS = [{"nodeid": f"t.py::test_{n}", "name": f"test_{n}", "title": f"проверка {n}", "weight": 1.0, "bonus": False}
          for n in ("a", "b", "c")]

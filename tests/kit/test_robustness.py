@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import homeworks
+from grader.base import homeworks
+from grader.base.homeworks import ROOT
 from grader.boundary import confine, zygote
-from grader.homeworks import ROOT
 from kit import HW, MODES, mode_env, run_check
 
 pytestmark = pytest.mark.slow  # grades whole homeworks: left out of the everyday loop (-m "not slow")
@@ -426,7 +426,7 @@ def test_function_that_mutates_a_shared_list_does_not_break_later_checks(tmp_pat
 def test_global_random_state_is_fixed_per_check(tmp_path):
     """The plugin reseeds the global generators before each check: a reseed in one check does not leak into the next,
     and a check gives the same draw alone (the rerun command) as in the whole run."""
-    (tmp_path / "conftest.py").write_text("pytest_plugins = ['grader.plugin']\n", encoding="utf-8")
+    (tmp_path / "conftest.py").write_text("pytest_plugins = ['grader.grading.plugin']\n", encoding="utf-8")
     (tmp_path / "test_rng.py").write_text(textwrap.dedent("""
         import json, random
         import numpy as np

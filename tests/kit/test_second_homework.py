@@ -19,8 +19,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader.homeworks import ROOT
-from grader.release import select_files
+from grader.authoring.release import select_files
+from grader.base.homeworks import ROOT
 from kit import HW
 
 pytestmark = pytest.mark.slow  # grades whole homeworks: left out of the everyday loop (-m "not slow")
@@ -49,7 +49,7 @@ def _grade(kit: Path, *args) -> tuple[subprocess.CompletedProcess, dict]:
 
 @pytest.fixture(scope="module")
 def kit(tmp_path_factory) -> Path:
-    """The copy of the kit with hw-tiny laid over it, built by the copy's own ``python -m grader.build``."""
+    """The copy of the kit with hw-tiny laid over it, built by the copy's own ``python -m grader.authoring.build``."""
     kit = tmp_path_factory.mktemp("second") / "kit"
     for rel in select_files(ROOT, LEFT_OUT):  # the tracked files, when the kit is a git checkout
         (kit / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -58,7 +58,7 @@ def kit(tmp_path_factory) -> Path:
     shutil.copytree(FIXTURE / "homework", kit / "homework", dirs_exist_ok=True)
     shutil.copytree(FIXTURE / "solutions", kit / "solutions")
     shutil.copytree(FIXTURE / "tests", kit / "tests")
-    proc = _run(sys.executable, "-m", "grader.build", cwd=kit)
+    proc = _run(sys.executable, "-m", "grader.authoring.build", cwd=kit)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return kit
 
@@ -71,7 +71,7 @@ def test_the_copy_has_the_kits_grader_and_only_the_new_homework(kit):
 
 
 def test_build_writes_the_stub_the_provided_module_and_the_notebook(kit):
-    assert _run(sys.executable, "-m", "grader.build", "--check", cwd=kit).returncode == 0
+    assert _run(sys.executable, "-m", "grader.authoring.build", "--check", cwd=kit).returncode == 0
     records = json.loads((kit / "tests" / TINY / "answers" / "returns.json").read_text(encoding="utf-8"))
     assert [e["function"] for e in records["entries"]] == ["explicit_sum"] * 3  # the key's answers, by folder
     stub = (kit / "homework" / TINY / "returns.py").read_text(encoding="utf-8")
@@ -103,7 +103,8 @@ def test_the_notebook_is_graded_like_the_modules(kit, tmp_path):
     proc, data = _grade(kit, "--notebook", f"notebooks/{TINY}.ipynb")
     assert proc.returncode == 1 and data["score"] == 0 and "не реализовано" in proc.stdout, proc.stdout
     solved = tmp_path / "solved.ipynb"
-    assert _run(sys.executable, "-m", "grader.notebook_build", TINY, "--solved", solved, cwd=kit).returncode == 0
+    assert _run(sys.executable, "-m", "grader.authoring.notebook_build", TINY, "--solved", solved,
+                cwd=kit).returncode == 0
     proc, data = _grade(kit, "--notebook", solved)
     assert proc.returncode == 0 and data["score"] == 10, proc.stdout + proc.stderr
     assert "не выполнились" not in proc.stdout, proc.stdout  # the setup cell imports the homework's plots
@@ -111,12 +112,13 @@ def test_the_notebook_is_graded_like_the_modules(kit, tmp_path):
 
 def test_release_carries_what_the_homework_needs(kit, tmp_path):
     out = tmp_path / "student"
-    proc = _run(sys.executable, "-m", "grader.release", out, cwd=kit)
+    proc = _run(sys.executable, "-m", "grader.authoring.release", out, cwd=kit)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     files = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
     assert {f"homework/{TINY}/returns.py", f"homework/{TINY}/plots.py", f"homework/{TINY}/README.md",
             f"notebooks/{TINY}.ipynb", f"tests/{TINY}/parts.toml", f"tests/{TINY}/test_returns.py"} <= files
-    assert not [f for f in files if f.startswith("solutions/") or f in ("grader/build.py", "grader/stubs.py")]
+    assert not [f for f in files
+                if f.startswith("solutions/") or f in ("grader/authoring/build.py", "grader/authoring/stubs.py")]
     assert f"tests/{TINY}/answers/returns.json" in files and not [f for f in files if "/key/" in f]
     proc = _run(sys.executable, "homework/check.py", TINY, cwd=out)
     assert proc.returncode == 1 and "не реализовано" in proc.stdout, proc.stdout + proc.stderr

@@ -1,4 +1,5 @@
-"""Alike submissions in the class report (grader/similarity.py, the section «Похожие работы» of grader/report_class.py).
+"""Alike submissions in the class report (grader/reporting/similarity.py, the section «Похожие работы» of
+grader/reporting/class_report.py).
 
 A class of six, compared without grading anyone (the records are made up; the code is the class folder's): the
 reference, the loop-heavy variant (honest code written independently of it), the untouched stubs, a folder without
@@ -18,13 +19,14 @@ import pytest
 from disguise import disguise
 from schema_subset import errors
 
-from grader import homeworks, report_class, similarity
-from grader.homeworks import ROOT
+from grader.base import homeworks
+from grader.base.homeworks import ROOT
+from grader.reporting import class_report, similarity
 from kit import HW
 
 pytest.importorskip("copydetect", reason="the extra .[report] (pip install -e \".[report]\")")
 
-SCHEMA = json.loads(report_class.SCHEMA_FILE.read_text(encoding="utf-8"))
+SCHEMA = json.loads(class_report.SCHEMA_FILE.read_text(encoding="utf-8"))
 VARIANT = ROOT / "tests" / "kit" / "variants" / HW / "loop_heavy"
 # alice's own ppo: the stub's TODO bodies written her way (not the reference's, not the variant's)
 ALICE_PPO = {
@@ -94,7 +96,7 @@ def klass(tmp_path_factory, hw):
 def _records(names: list[str], hw) -> list[dict]:
     parts = [{"id": p.id, "title": p.title, "points": p.points, "bonus_points": p.bonus_points, "score": 0.0,
               "bonus_score": 0.0, "error": ""} for p in hw.parts]
-    return [report_class._record(n, f"../feedback/{n}.txt", "folder", ".", "", "", parts, [], [], "batch", [])
+    return [class_report._record(n, f"../feedback/{n}.txt", "folder", ".", "", "", parts, [], [], "batch", [])
             for n in names]
 
 
@@ -124,7 +126,7 @@ def test_the_disguised_pair_is_listed_first_and_honest_code_is_not(alike, klass)
 def test_the_report_shows_the_pair_side_by_side_with_links_and_the_json_validates(alike, hw, tmp_path):
     records = _records(NAMES, hw)
     links = {n: f"feedback/{n}.txt" for n in NAMES}
-    data = report_class.build(records, tmp_path, links, plots=False, alike=alike)
+    data = class_report.build(records, tmp_path, links, plots=False, alike=alike)
     assert not errors(json.loads((tmp_path / "report.json").read_text(encoding="utf-8")), SCHEMA)
     page = (tmp_path / "index.html").read_text(encoding="utf-8")
     section = page[page.index('<h2 id="alike">'):]
@@ -140,29 +142,29 @@ def test_quoted_code_is_escaped_by_the_kit(hw):
     alike = {"available": True, "compared": 2, "threshold": similarity.THRESHOLD, "more": 0, "message": "",
              "pairs": [{"a": "alice", "b": "bob", "share": 1.0, "shares": [1.0, 1.0],
                         "regions": [{"a": quote, "b": quote}]}]}
-    data = report_class.build_data(_records(["alice", "bob"], hw), alike=alike)
-    page = report_class.render(data, plots=False)
+    data = class_report.build_data(_records(["alice", "bob"], hw), alike=alike)
+    page = class_report.render(data, plots=False)
     assert "<script>" not in page and "&lt;/pre&gt;&lt;script&gt;" in page
 
 
 def test_anonymized_pairs_are_hashes_without_links_and_the_code_names_no_one(alike, hw, tmp_path):
     records = _records(NAMES, hw)
     assert any("alice" in q["a"]["text"] + q["b"]["text"] for q in alike["pairs"][0]["regions"])  # quoted as written
-    report_class.build(records, tmp_path, {n: f"feedback/{n}.txt" for n in NAMES}, anonymize=True, salt="k",
+    class_report.build(records, tmp_path, {n: f"feedback/{n}.txt" for n in NAMES}, anonymize=True, salt="k",
                        plots=False, alike=alike)
     for file in ("index.html", "report.json"):
         text = (tmp_path / file).read_text(encoding="utf-8")
         assert not any(n in text for n in NAMES), file
         assert "feedback/" not in text
     pair = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["alike"]["pairs"][0]
-    assert (pair["a"], pair["b"]) == (report_class.anonymous("alice", "k"), report_class.anonymous("bob", "k"))
+    assert (pair["a"], pair["b"]) == (class_report.anonymous("alice", "k"), class_report.anonymous("bob", "k"))
     assert pair["feedback"] == ["", ""]
 
 
 def test_without_copydetect_the_section_says_how_to_install_it(hw, klass, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "copydetect", None)  # import copydetect raises ImportError
     alike = similarity.for_class(_records(NAMES, hw), hw, klass)
-    report_class.build(_records(NAMES, hw), tmp_path, plots=False, alike=alike)
+    class_report.build(_records(NAMES, hw), tmp_path, plots=False, alike=alike)
     page = (tmp_path / "index.html").read_text(encoding="utf-8")
     assert not alike["available"] and "нет библиотеки copydetect" in page and similarity.INSTALL.replace(
         '"', "&quot;") in page
@@ -171,30 +173,31 @@ def test_without_copydetect_the_section_says_how_to_install_it(hw, klass, tmp_pa
 def test_report_class_compares_the_code_folder_and_a_gradescope_export(klass, hw, tmp_path, capsys):
     records_dir = tmp_path / "records"
     for r in _records(NAMES, hw):
-        report_class.write_record(records_dir, r["name"], r)
-    assert report_class.main([str(records_dir), str(tmp_path / "out"), "--code", str(klass), "--tables"]) == 0
+        class_report.write_record(records_dir, r["name"], r)
+    assert class_report.main([str(records_dir), str(tmp_path / "out"), "--code", str(klass), "--tables"]) == 0
     pairs = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))["alike"]["pairs"]
     assert (pairs[0]["a"], pairs[0]["b"]) == ("alice", "bob")
-    assert report_class.main([str(records_dir), str(tmp_path / "bare"), "--tables"]) == 0  # no code: it says so
+    assert class_report.main([str(records_dir), str(tmp_path / "bare"), "--tables"]) == 0  # no code: it says so
     assert "--code" in (tmp_path / "bare" / "index.html").read_text(encoding="utf-8")
     # a Gradescope export: each submission_<id>/ holds the student's files beside results.json
     export = tmp_path / "export"
     for i, name in enumerate(["alice", "bob", "anna"]):
         shutil.copytree(klass / name, export / f"submission_{i}")
         (export / f"submission_{i}" / "results.json").write_text(json.dumps({"tests": []}), encoding="utf-8")
-    records, _ = report_class.read_source(export)
+    records, _ = class_report.read_source(export)
     assert all(Path(r["folder"]).is_dir() for r in records)
     found = similarity.for_class(records, hw)
     assert [(p["a"], p["b"]) for p in found["pairs"]] == [("submission_0", "submission_1")]
 
 
 def test_a_batch_report_compares_the_class_folder(klass, hw, tmp_path):
-    """What ``check.py HW --batch DIR --report REPORT`` does after grading (grader.batch.class_report), on records."""
+    """What ``check.py HW --batch DIR --report REPORT`` does after grading (grader.batch.build_class_report), on
+    records."""
     from grader import batch
 
     for r in _records(NAMES, hw):
-        report_class.write_record(tmp_path / "records", r["name"], r)
-    said = batch.class_report(hw, tmp_path, klass)
+        class_report.write_record(tmp_path / "records", r["name"], r)
+    said = batch.build_class_report(hw, tmp_path, klass)
     data = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
     assert (data["alike"]["pairs"][0]["a"], data["alike"]["pairs"][0]["b"]) == ("alice", "bob")
     assert f"похожих пар работ: {len(data['alike']['pairs'])}" in said
@@ -219,7 +222,8 @@ def test_notebooks_are_compared_on_their_code_cells_and_the_provided_cells_are_b
 def test_the_same_class_gives_the_same_pairs_in_every_process(klass, hw):
     """copydetect hashes its k-grams with Python's hash(), which PYTHONHASHSEED salts per process: the kit gives it a
     hash of the text itself, so two processes salted differently find the same pairs, shares and regions."""
-    script = ("import json, sys; from pathlib import Path; from grader import homeworks, similarity; "
+    script = ("import json, sys; from pathlib import Path; from grader.base import homeworks; "
+              "from grader.reporting import similarity; "
               "hw = homeworks.load(sys.argv[1]); codes = similarity.class_code(Path(sys.argv[2]), hw); "
               "got = similarity.compare(codes, similarity.boilerplate(hw)); "
               "print(json.dumps(got['pairs'], sort_keys=True))")

@@ -5,9 +5,9 @@ import re
 import nbformat
 import pytest
 
-from grader import homeworks
-from grader.build import BuildError
-from grader.notebook_build import build_notebook, check_details, notebook_parts, readme_sections
+from grader.authoring.build import BuildError
+from grader.authoring.notebook_build import build_notebook, check_details, notebook_parts, readme_sections
+from grader.base import homeworks
 from kit import HW
 
 HOMEWORK = homeworks.load(HW)

@@ -1,5 +1,5 @@
 """The checks' shown titles: GitHub Classroom and Gradescope list each graded case as «[part] title»
-(grader.export.gradescope), so two cases that share a title show one name twice."""
+(grader.reporting.export.gradescope), so two cases that share a title show one name twice."""
 from collections import Counter
 
 from kit import collected

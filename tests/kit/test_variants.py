@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import homeworks
+from grader.base import homeworks
 from kit import HW, run_check_json
 
 pytestmark = pytest.mark.slow  # grades whole homeworks: left out of the everyday loop (-m "not slow")

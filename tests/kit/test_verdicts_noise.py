@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import homeworks
-from grader.runner import run_part
+from grader.base import homeworks
+from grader.grading.runner import run_part
 
 pytestmark = pytest.mark.slow  # grades whole homeworks: left out of the everyday loop (-m "not slow")
 

@@ -1,4 +1,5 @@
-"""The warm start: a batch's checking processes are forked by one checking template (grader.warm) and its zygotes by
+"""The warm start: a batch's checking processes are forked by one checking template (grader.grading.warm) and its
+zygotes by
 one worker template (grader.boundary.template); they grade as cold ones do, whatever each request says about its
 inputs and its confinement, and no worker holds anything of the key; one grade from the command line (as Gradescope
 grades a submission) is warm too and grades as a cold one; the cold path (``HWKIT_WARM=off``) stays as it was.
@@ -18,7 +19,8 @@ from unittest import mock
 import pytest
 import warm_cli
 
-from grader import homeworks, runner, warm
+from grader.base import homeworks
+from grader.grading import runner, warm
 from kit import HW, MODES, in_process, mode_env, run_check
 
 pytestmark = [pytest.mark.slow,  # grades a class twice in each mode: left out of the everyday loop
@@ -178,8 +180,8 @@ SCANS_ITSELF = '''
 import ctypes, gc, os, re, sys
 
 _DECOY = bytes.fromhex("{prefix}") + os.urandom(12).hex().encode()  # a secret's text, its own
-_CHECKING = ("pytest", "_pytest", "grader.plugin", "grader.key", "grader.hidden", "grader.checks", "grader.warm",
-             "grader.runner", "_hwkit_key")
+_CHECKING = ("pytest", "_pytest", "grader.grading.plugin", "grader.grading.key", "grader.grading.hidden",
+             "grader.grading.checks", "grader.grading.warm", "grader.grading.runner", "_hwkit_key")
 
 
 def _pages():

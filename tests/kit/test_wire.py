@@ -146,10 +146,10 @@ def test_a_frame_longer_than_the_limit_is_refused_before_it_is_read():
 def test_an_untracked_call_sends_back_no_journal_and_the_same_answer():
     """call_once (a fresh environment for one run) skips the journal of the environment's steps: the test's
     environment stays as it was, and the answer is the tracked call's."""
-    from grader import homeworks
+    from grader.base import homeworks
     from grader.boundary.session import Session
     from grader.boundary.staging import import_provided
-    from grader.checks import call_once
+    from grader.grading.checks import call_once
 
     hw = homeworks.load("s6-hw00-rl-foundations")
     envs = import_provided(hw, "envs")  # the kit's provided module, as the graded tests get it
@@ -175,9 +175,9 @@ def test_an_untracked_call_sends_back_no_journal_and_the_same_answer():
 def test_an_environment_journal_holds_only_the_environment_api(entry):
     import sys
 
+    from grader.base.homeworks import ROOT
     from grader.boundary.errors import WorkerCrashed
     from grader.boundary.journal import replay
-    from grader.homeworks import ROOT
 
     sys.path.insert(0, str(ROOT / "tests" / "s6-hw00-rl-foundations" / "shared"))
     from control_envs import Fork, Recorder
@@ -194,9 +194,9 @@ def test_an_environment_journal_holds_only_the_environment_api(entry):
 def test_a_students_exception_keeps_its_builtin_base_and_its_name(tmp_path):
     """``class BadInput(ValueError)`` raised in the worker is a ValueError here (a check expecting ValueError on bad
     input passes), and the report still names BadInput; a class of no builtin base but Exception is no ValueError."""
-    from grader import homeworks
+    from grader.base import homeworks
     from grader.boundary.session import Session
-    from grader.explain import describe_remote
+    from grader.grading.explain import describe_remote
 
     (tmp_path / "ppo.py").write_text(textwrap.dedent('''
         class BadInput(ValueError):
@@ -229,9 +229,9 @@ def test_a_students_exception_keeps_its_builtin_base_and_its_name(tmp_path):
 def test_the_workers_text_in_an_explanation_is_escaped_whatever_its_answer_holds():
     """An answer is data a submission could forge: any text (a lone surrogate, a newline) and frames of any shape.
     Every explanation made of it holds that text escaped only, and nothing of it makes the checking process raise."""
-    from grader.boundary.answers import apply
     from grader.boundary.errors import BadAnswer, remote_error
-    from grader.explain import explain
+    from grader.boundary.replies import apply
+    from grader.grading.explain import explain
 
     bad, shown = "x\udcff\ny", "x\\udcff\\x0ay"
     remote = [{"kind": "todo", "frames": [["f.py", 1, bad, ""]], "message": bad},

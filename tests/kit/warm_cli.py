@@ -4,15 +4,18 @@ it that the kit's tests ask for (kit.run_check), instead of starting Python agai
 
 A forked run takes everything a run started by exec would take from its caller: the arguments, the working folder,
 the whole environment (``HWKIT_CONFINE``, ``HWKIT_SECRET_FILE``, ``HWKIT_INPUTS`` and the rest come per run, never
-from whoever started this process), its own run token (grader.runner.RUN_TOKEN, drawn when the runner is imported),
+from whoever started this process), its own run token (grader.grading.runner.RUN_TOKEN, drawn when the runner is
+imported),
 its own random state, and standard streams of its own; it is the leader of a session of its own, and it runs
 ``grader.cli.main`` as ``homework/check.py`` does. What Python reads only when it starts (``PYTHON*``: the path, the
 hash seed, ``sitecustomize``) a fork cannot take: a run whose environment differs there from this process's is started
 by exec (:func:`can_fork`), as is every run where forking is not to be had (grader.boundary.forkserver.available).
 
-The checking processes and zygotes a forked run starts are forked by the grader's own two templates (grader.warm,
+The checking processes and zygotes a forked run starts are forked by the grader's own two templates
+(grader.grading.warm,
 grader.boundary.template), which this module starts once for the suite, as a command line starts them for its grade,
-and hands each run a connection to (grader.warm.adopt): the grader's boundary, not this module's. The paths started by
+and hands each run a connection to (grader.grading.warm.adopt): the grader's boundary, not this module's. The paths
+started by
 exec keep their tests: the command line from a shell (test_base_install, the attacks on the answer key, Ctrl-C) is
 run by exec, and so is a run with ``KIT_WARM_CLI=off`` in its environment (tests/kit/test_warm.py compares one grade
 started three ways; the suite run with it set starts every command line by exec); with ``HWKIT_WARM=off`` a run gets
@@ -48,7 +51,8 @@ def _startup(env: dict[str, str]) -> dict[str, str]:
 
 
 def warm_grader(env: dict[str, str]) -> bool:
-    """Whether the grader starts its templates itself in ``env`` (grader.warm.available: not with HWKIT_WARM=off)."""
+    """Whether the grader starts its templates itself in ``env`` (grader.grading.warm.available: not with
+    HWKIT_WARM=off)."""
     return env.get("HWKIT_WARM", "").lower() not in ("off", "0", "no")
 
 
@@ -71,8 +75,8 @@ def _servers() -> list:
 
 
 def _start() -> list:
-    from grader import runner, warm
     from grader.boundary import template, zygote
+    from grader.grading import runner, warm
 
     _STARTED_WITH.update(_startup(_suite_env()))
     _SERVER.append(forkserver.Server(_BOOT.format(kit=str(Path(__file__).resolve().parent), root=str(ROOT)),
@@ -138,11 +142,12 @@ def _child(request: tuple) -> None:
     code = 1
     try:
         forkserver.become(cwd, env, [str(CHECK_PY), *args])
-        from grader import cli, runner, warm
+        from grader import cli
         from grader.boundary import template
+        from grader.grading import runner, warm
 
         runner.RUN_TOKEN = os.environ.get("HWKIT_RUN_TOKEN") or uuid.uuid4().hex
-        if adopt:  # the suite's templates, as a command line's own would be (grader.runner.checking_template)
+        if adopt:  # the suite's templates, as a command line's own would be (grader.grading.runner.checking_template)
             warm.adopt(3)
             template.adopt(4)
         code = cli.main()

@@ -1,9 +1,9 @@
 """The graded suites of s6-hw00-rl-foundations receive each part's module as a fixture.
 
 Which implementation that is (the student's homework/, solutions/, a folder or a notebook) is
-decided by the grader (`--impl`, see grader/plugin.py); a test never imports it by name.
+decided by the grader (`--impl`, see grader/grading/plugin.py); a test never imports it by name.
 """
-from grader.plugin import module_fixture
+from grader.grading.plugin import module_fixture
 
 ppo = module_fixture("ppo")
 control = module_fixture("control")

@@ -12,10 +12,12 @@ defaults: first score ≤ 0.3, mean of the last 5 updates ≥ 0.9, kl_ref < 6 na
 updates < 0.05; the bonus's KL and J at β = 0.1); every argument of train must change its history.
 
 Every expected answer, every replay of a typical mistake that names it, comes from the answer key
-(tests/s6-hw00-rl-foundations/key/boss.py, grader.key): on the public inputs from its records, on hidden ones from the
+(tests/s6-hw00-rl-foundations/key/boss.py, grader.grading.key): on the public inputs from its records, on hidden ones
+from the
 instructor's module. The audits and replays of what the student's own code did (train recomputed on its own draws,
 GRPO's train composed of the module's pieces, sample_answers' batch checked against its own tokens) run only in the
-grade (grader.hidden.grade_only); the copy checks sampling on a policy whose answers every correct sampler shares and
+grade (grader.grading.hidden.grade_only); the copy checks sampling on a policy whose answers every correct sampler
+shares and
 train by its properties.
 """
 from functools import partial
@@ -23,7 +25,8 @@ from functools import partial
 import numpy as np
 import pytest
 
-from grader.checks import (
+from grader.base.escape import one_line
+from grader.grading.checks import (
     Defer,
     Mistake,
     as_array,
@@ -38,9 +41,8 @@ from grader.checks import (
     matches,
     went_through,
 )
-from grader.escape import one_line
-from grader.hidden import grade_only, inputs
-from grader.key import answer_key
+from grader.grading.hidden import grade_only, inputs
+from grader.grading.key import answer_key
 
 key = answer_key("boss")
 
@@ -891,7 +893,7 @@ PPO_UPDATE_GRPO = "ppo_update(algo='grpo')"
 GRPO_PIECES = ("sample_answers", "grpo_advantages", "kl_and_entropy", PPO_UPDATE_GRPO)
 GRPO = "train(algo='grpo')"
 # the audit of train (key.train_audit) takes its token choices from the student's sample_answers: it counts only when
-# that function passes its own oracle check on hidden inputs (grader.runner.gated)
+# that function passes its own oracle check on hidden inputs (grader.grading.runner.gated)
 AUDIT_PIECES = ("sample_answers",)
 TRAIN_REPLAY = dict(batch_size=32, beta=0.05, gamma=0.95, lam=0.8, lr=0.03, n_epochs=2, n_minibatches=2, eps=0.1,
                     c_v=1.5, c_e=0.05)

@@ -1,7 +1,8 @@
 """Graded checks of the part `control`: ε-greedy, Q-learning and SARSA, the cliff walk.
 
 The update rules are checked where every correct implementation gives the same answer, against the answer key
-(grader.key): the fork and the time-limited fork for the actions the agent actually took there (the key holds the
+(grader.grading.key): the fork and the time-limited fork for the actions the agent actually took there (the key holds
+the
 answer of each of their few possible outcomes), the random MDP with one action (no choice: the episodes are the
 environment's own). On the random MDP with three actions the copy checks what needs no rule (which entries
 changed); the replay of the recorded transitions with the textbook rule runs in the grade only. The cliff checks are
@@ -11,7 +12,7 @@ statistical: several seeds, with margins.
 import numpy as np
 import pytest
 
-from grader.checks import (
+from grader.grading.checks import (
     Defer,
     Mistake,
     about,
@@ -26,8 +27,8 @@ from grader.checks import (
     matches,
     probe,
 )
-from grader.hidden import grade_only, inputs
-from grader.key import answer_key
+from grader.grading.hidden import grade_only, inputs
+from grader.grading.key import answer_key
 
 from control_envs import Fork, OneStateBandit, RandomMDP, Recorder, TimeLimitFork
 

@@ -6,8 +6,8 @@ chain worked out by hand. Randomized MDPs are checked against oracles written di
 reference: policy evaluation as a linear system over state–action pairs, V* as the best of all
 deterministic policies (brute force), optimality as "no single-state change improves the policy".
 The oracles and the replays of typical mistakes are the instructor's answer key (key/dp.py; the student's copy
-compares with their answers recorded on its inputs, grader.key); the randomized checks run on hidden seeds too
-(grader.hidden), and a hidden draw whose optimal actions are nearly tied is drawn again.
+compares with their answers recorded on its inputs, grader.grading.key); the randomized checks run on hidden seeds too
+(grader.grading.hidden), and a hidden draw whose optimal actions are nearly tied is drawn again.
 
 Same verdict on every machine: a check never depends on last-bit rounding. Random transition and policy
 rows are multiples of 2⁻¹⁰, so they sum to exactly 1 in any order of summation (the rows that must be accepted
@@ -24,7 +24,7 @@ BLAS kernel, so policy iteration is run on it only after it has shown the tie ru
 import numpy as np
 import pytest
 
-from grader.checks import (
+from grader.grading.checks import (
     about,
     as_array,
     attempt,
@@ -36,8 +36,8 @@ from grader.checks import (
     graded,
     matches,
 )
-from grader.hidden import inputs
-from grader.key import answer_key
+from grader.grading.hidden import inputs
+from grader.grading.key import answer_key
 
 key = answer_key("dp")  # the oracles (written differently from the reference) and the replays of typical mistakes
 
@@ -222,7 +222,7 @@ EVALUATION_CASES = [("float64", 0), ("terminal", 1), ("float32", 2)]
 EVALUATORS = ("solve_bellman", "policy_evaluation")
 
 
-# one function a check: a failure on hidden inputs closes the gate of that function only (grader.runner.gated)
+# one function a check: a failure on hidden inputs closes the gate of that function only (grader.grading.runner.gated)
 @graded("Случайные MDP: {method} совпадает с независимым расчётом V^π (seed {seed})", subject="{method}", oracle=True)
 @inputs("method,kind,seed", [(m, k, s) for m in EVALUATORS for k, s in EVALUATION_CASES],
         ids=[f"{m}-{s}" for m in EVALUATORS for _, s in EVALUATION_CASES], seed="seed")

@@ -1,7 +1,8 @@
 """Graded checks of the part `mc_td`: returns, Monte Carlo and TD(0) prediction.
 
 Hand-made episodes are worked out in the tests' docstrings; randomized episodes (with hidden twins in the
-grade, grader.hidden) are checked against the answer key (grader.key: oracles written differently from the
+grade, grader.grading.hidden) are checked against the answer key (grader.grading.key: oracles written differently from
+the
 reference, the typical mistakes' answers). On the five-state random walk (true values 1/6 … 5/6) the errors must
 fall within the bands written in the task text, over several seeds (secret ones in the grade).
 """
@@ -10,7 +11,8 @@ import copy
 import numpy as np
 import pytest
 
-from grader.checks import (
+from grader.base.escape import one_line
+from grader.grading.checks import (
     Defer,
     about,
     as_array,
@@ -24,9 +26,8 @@ from grader.checks import (
     probe,
     went_through,
 )
-from grader.escape import one_line
-from grader.hidden import inputs
-from grader.key import answer_key
+from grader.grading.hidden import inputs
+from grader.grading.key import answer_key
 
 key = answer_key("mc_td")  # oracles and the typical mistakes' answers: tests/s6-hw00-rl-foundations/key/mc_td.py
 
@@ -114,7 +115,7 @@ def mc_small_ok(mc_td):
 def td_small_cases():
     """The small batches td_small_ok tries, with their answers: the hand-made episode and the truncated transition
     (worked out in their checks' docstrings), and a random batch over two epochs (the key's answer). A check that
-    may probe td_small_ok calls this up front, whatever the student's answer (grader.key)."""
+    may probe td_small_ok calls this up front, whatever the student's answer (grader.grading.key)."""
     rng = np.random.default_rng(77)
     episodes = random_episodes(rng, 4, 5, truncate_some=True)
     V0 = rng.normal(size=4)

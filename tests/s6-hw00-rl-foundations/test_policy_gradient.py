@@ -2,13 +2,13 @@
 
 The lesson's worked numbers (0.550, 0.525, 0.512) and the expected output table of the bandit in
 the policy-gradient overview (seed 001) are pinned; randomized cases compare against the answer key
-(tests/<hw>/key/policy_gradient.py, instructor only; grader.key), on hidden seeds too (grader.hidden).
+(tests/<hw>/key/policy_gradient.py, instructor only; grader.grading.key), on hidden seeds too (grader.grading.hidden).
 """
 
 import numpy as np
 import pytest
 
-from grader.checks import (
+from grader.grading.checks import (
     Defer,
     Mistake,
     as_array,
@@ -22,8 +22,8 @@ from grader.checks import (
     probe,
     went_through,
 )
-from grader.hidden import inputs
-from grader.key import answer_key
+from grader.grading.hidden import inputs
+from grader.grading.key import answer_key
 
 key = answer_key("policy_gradient")
 

@@ -3,14 +3,14 @@
 Every worked number of the lesson is pinned; randomized cases (@inputs: each also runs on hidden inputs in the
 grade) compare against the answer key (tests/s6-hw00-rl-foundations/key/ppo.py, instructor only): oracles written
 differently from the reference, and the answers of typical mistakes. The copy reads the key's answers on its public
-inputs from answers/ppo.json (grader.key).
+inputs from answers/ppo.json (grader.grading.key).
 """
 import functools
 
 import numpy as np
 import pytest
 
-from grader.checks import (
+from grader.grading.checks import (
     Defer,
     Mistake,
     attempt,
@@ -25,8 +25,8 @@ from grader.checks import (
     probe,
     went_through,
 )
-from grader.hidden import inputs
-from grader.key import answer_key
+from grader.grading.hidden import inputs
+from grader.grading.key import answer_key
 
 key = answer_key("ppo")
 gae_pair = functools.partial(check_pair, names=("advantages", "returns"))  # what gae-like functions return

@@ -1,4 +1,4 @@
-"""The answer key of the part `boss` (instructor only: the student's copy holds none of it; grader.key).
+"""The answer key of the part `boss` (instructor only: the student's copy holds none of it; grader.grading.key).
 
 Oracles written differently from the reference (per-answer loops, GAE as the explicit sum Σ(γλ)^l δ_{t+l}, the
 scatter of ppo_update as a dense one-hot matrix product), the replays of typical mistakes that name them, and, for

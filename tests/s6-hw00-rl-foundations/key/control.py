@@ -1,4 +1,4 @@
-"""The answer key of the part `control` (instructor only: the student's copy holds none of it; grader.key).
+"""The answer key of the part `control` (instructor only: the student's copy holds none of it; grader.grading.key).
 
 The update rules as a replay of recorded transitions (``replay``), the typical mistakes as replays with a wrong rule,
 and the answers of the settings every correct implementation shares: the fork and the time-limited fork for each of
@@ -9,7 +9,7 @@ import numpy as np
 from control_envs import RandomMDP
 
 # key calls whose inputs are the student's own run (its episodes and transitions): on hidden inputs they are computed,
-# never looked up among the recorded answers (grader.key.AnswerKey)
+# never looked up among the recorded answers (grader.grading.key.AnswerKey)
 FROM_THE_RUN = ("replay_answer", "replay_mistakes", "exploration_steps", "audit_run", "episode_sums",
                 "returns_mistakes")
 RULES = {"q_learning": "max", "sarsa": "next"}

@@ -1,4 +1,4 @@
-"""The answer key of the part `dp` (instructor only: the student's copy holds none of it; grader.key).
+"""The answer key of the part `dp` (instructor only: the student's copy holds none of it; grader.grading.key).
 
 Oracles written differently from the reference: policy evaluation as a linear system over state–action pairs, V* as
 the best of all deterministic policies (brute force) or Q-value iteration far past convergence; the replays of

@@ -1,4 +1,4 @@
-"""The answer key of the part `mc_td` (instructor only: the student's copy holds none of it; grader.key).
+"""The answer key of the part `mc_td` (instructor only: the student's copy holds none of it; grader.grading.key).
 
 Oracles written differently from the reference (returns as an explicit sum of discounted rewards, Monte Carlo as
 lists of returns per state, TD(0) over the flattened batch, batch TD(0) against the certainty-equivalence estimate

@@ -1,4 +1,5 @@
-"""The answer key of the part `policy_gradient` (instructor only: the student's copy holds none of it; grader.key).
+"""The answer key of the part `policy_gradient` (instructor only: the student's copy holds none of it;
+grader.grading.key).
 
 The oracles are written differently from the reference: log π through log-sum-exp, its gradient by finite
 differences, the bandit as a separate loop; the typical mistakes are replayed on the check's own inputs.

@@ -1,4 +1,4 @@
-"""The answer key of the part `ppo` (instructor only: the student's copy holds none of it; grader.key).
+"""The answer key of the part `ppo` (instructor only: the student's copy holds none of it; grader.grading.key).
 
 The oracles are written differently from the reference (GAE as the explicit sum Σ(γλ)^l δ_{t+l} and as the
 λ-mixture of n-step estimates, the clip as Spinning Up's g(ε, A) form, episode boundaries by splitting the batch

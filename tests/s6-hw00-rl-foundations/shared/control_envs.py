@@ -6,7 +6,7 @@ replayed here (grader/boundary/session.py).
 """
 import numpy as np
 
-from grader.checks import check_that
+from grader.grading.checks import check_that
 
 
 class _Space:

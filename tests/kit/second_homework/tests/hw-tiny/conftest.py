@@ -1,4 +1,4 @@
-"""The graded suite of hw-tiny receives its part's module as a fixture (see grader/plugin.py)."""
-from grader.plugin import module_fixture
+"""The graded suite of hw-tiny receives its part's module as a fixture (see grader/grading/plugin.py)."""
+from grader.grading.plugin import module_fixture
 
 returns = module_fixture("returns")

@@ -1,12 +1,13 @@
 """Graded checks of the part `returns`: the courier robot's worked example and random episodes, against the
 explicit sum Σ_t γ^t r_t of the answer key (tests/hw-tiny/key/returns.py; the reference folds the episode
-backwards). The random episodes run on hidden seeds too in the instructor's grade (grader.hidden): an oracle check,
-the one that opens the function's gate there (grader.runner.gated)."""
+backwards). The random episodes run on hidden seeds too in the instructor's grade (grader.grading.hidden): an oracle
+check,
+the one that opens the function's gate there (grader.grading.runner.gated)."""
 import numpy as np
 
-from grader.checks import check_float, graded
-from grader.hidden import inputs
-from grader.key import answer_key
+from grader.grading.checks import check_float, graded
+from grader.grading.hidden import inputs
+from grader.grading.key import answer_key
 
 key = answer_key("returns")
 

@@ -1,4 +1,4 @@
-"""The answer key of the part `returns` (the instructor's: never in the student's copy; grader.key)."""
+"""The answer key of the part `returns` (the instructor's: never in the student's copy; grader.grading.key)."""
 import numpy as np
 
 

@@ -1,7 +1,7 @@
 """Running graded checks: a pytest process that decides, workers that run the student's code.
 
 The grader's command line starts ``python -m pytest <the parts' test files> --impl ... --events``: the graded
-suite with the plugin (grader/plugin.py), which never imports the student's code but calls it in a worker
+suite with the plugin (grader/grading/plugin.py), which never imports the student's code but calls it in a worker
 process (grader/boundary/session.py). The pytest process writes one JSON line per event to its standard output; this
 module reads them. It trusts what it reads because no student code runs in that process: the student's code
 cannot reach this pipe. Which checks exist, and what each is worth, come from the collection event; each
@@ -25,21 +25,31 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from grader import warm
+from grader.base.escape import identifiers, one_line, printable
+from grader.base.homeworks import ROOT, Homework, Part
+from grader.base.results import CheckResult, PartResult
 from grader.boundary import confine, events, forkserver, template, zygote
-from grader.boundary.staging import kit_digest
-from grader.escape import identifiers, one_line, printable
-from grader.hidden import DEFAULT_SECRET, INPUTS_ENV, SECRET_ENV, checks_version, fingerprint, hidden_available, secret
-from grader.homeworks import ROOT, Homework, Part
-from grader.results import CheckResult, PartResult
+from grader.grading import warm
+from grader.grading.hidden import (
+    DEFAULT_SECRET,
+    INPUTS_ENV,
+    SECRET_ENV,
+    checks_version,
+    fingerprint,
+    hidden_available,
+    secret,
+)
+from grader.grading.kit_digest import kit_digest
 
 # --tb=native: a failure's traceback (shown with -v) as Python prints it; pytest's own style costs ~50 ms a failure;
-# --assert=plain: graded checks explain themselves (grader.checks), so no assertion rewriting (~0.5 s a process)
+# --assert=plain: graded checks explain themselves (grader.grading.checks), so no assertion rewriting (~0.5 s a process)
 # no:unraisableexception, no:threadexception: no garbage collection passes after the last check (up to 0.1 s);
 # no student object lives in this process, and warnings are ignored anyway
-# -p grader.plugin, --impl=PATH (one argument), --confcutdir: pytest never takes a submission's folder for a test
+# -p grader.grading.plugin, --impl=PATH (one argument), --confcutdir: pytest never takes a submission's folder for a
+# test
 # path, so never loads a conftest.py (or any module) from it; only the kit's own conftest files under tests/
-PYTEST_FLAGS = ["-q", "--tb=native", "--assert=plain", "-p", "grader.plugin", "--confcutdir", str(ROOT / "tests"),
+PYTEST_FLAGS = ["-q", "--tb=native", "--assert=plain", "-p", "grader.grading.plugin",
+                "--confcutdir", str(ROOT / "tests"),
                 "-p", "no:cacheprovider", "-p", "no:randomly",
                 "-p", "no:unraisableexception", "-p", "no:threadexception",
                 "-o", "addopts=", "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"), "--no-header"]
@@ -53,7 +63,7 @@ KIT_CHANGED = ("файлы самого набора (grader/, tests/{hw}/, пр
 
 
 def kit_rewritten(hw: Homework) -> None:
-    """This command line itself changed the kit (grader.secret wrote the key's answers on hidden inputs): later
+    """This command line itself changed the kit (grader.grading.secret wrote the key's answers on hidden inputs): later
     gradings compare with the kit as it is now."""
     _KIT.pop(hw.name, None)
 
@@ -154,7 +164,8 @@ def open_gates(checks: list[CheckResult]) -> set[str]:
 def gated(checks: list[CheckResult], show_hidden: bool = False, partial: bool = False) -> list[CheckResult]:
     """The checks that carry points, each counted only when its function works on hidden inputs; the twins left out.
 
-    A gate (a function, or one behaviour of it: grader.checks.graded) opens when one of its oracle checks passes on
+    A gate (a function, or one behaviour of it: grader.grading.checks.graded) opens when one of its oracle checks passes
+    on
     hidden inputs; nothing else opens one: a property, bookkeeping, a statistic or a comparison of the function with
     itself, twins or not. A check counts when it passed, its hidden twins passed (one more condition on their public
     case), each of its gates is open, and, for a replay of the student's own functions, each of theirs is. One missed
@@ -255,7 +266,8 @@ def notes(records: list[dict]) -> list[str]:
 
 
 def checking_environment(token: str, inputs: str = "public", uid: int | None = None) -> dict[str, str]:
-    """The environment of a checking process of the grading run ``token``, on ``inputs`` (grader.hidden), its workers
+    """The environment of a checking process of the grading run ``token``, on ``inputs`` (grader.grading.hidden), its
+    workers
     run as ``uid`` (with namespaces, their root outside them)."""
     env = dict(os.environ)
     env[INPUTS_ENV] = inputs  # bytecode of the kit's own modules may be cached: no student module is imported here
@@ -495,7 +507,7 @@ def _follow(cmd: list[str], tmp: Path, token: str, limit: float, nursery: zygote
 
 
 def _start(cmd: list[str], cwd: str, env: dict[str, str], err, fds: tuple[int, ...]):
-    """The checking process: forked by the batch's checking template where one runs (grader.warm), else started
+    """The checking process: forked by the batch's checking template where one runs (grader.grading.warm), else started
     cold; either way with exactly ``env``, in a session of its own."""
     template = warm.current()
     if template is not None:
@@ -520,9 +532,10 @@ def template_environment() -> dict[str, str]:
 @contextlib.contextmanager
 def checking_template():
     """The two templates of a block that grades (a batch, grader.batch, or one grade, grader.cli; a warm start): the
-    checking template (grader.warm; its environment: :func:`template_environment`), and the worker template the
+    checking template (grader.grading.warm; its environment: :func:`template_environment`), and the worker template the
     zygotes are forked from (grader.boundary.template). Both carry the command line's marker: Ctrl-C ends them and
-    all they forked. Where this process holds a connection to a checking template already (grader.warm.adopt: the
+    all they forked. Where this process holds a connection to a checking template already (grader.grading.warm.adopt:
+    the
     kit's own suite holds both for all its runs), the block uses those and starts none."""
     if warm.current() is not None:
         yield warm.current()

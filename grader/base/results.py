@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from grader.homeworks import Part
+from grader.base.homeworks import Part
 
+# the words a check prints before a typical mistake it names (grader.grading.checks); which mistake a check named is its
+# result's field (CheckResult.diagnosis), never found by these words in a text
+DIAGNOSIS = "Похоже на типичную ошибку"
 
 @dataclass
 class CheckResult:
@@ -26,19 +29,21 @@ class CheckResult:
     # function the check called -> the student's other functions that call went through (the worker's word: it only
     # words the feedback, "gae calls td_errors")
     entered: dict[str, list[str]] = field(default_factory=dict)
-    # its hint sends the student to other checks first: {"checks": [test names], "text": the hint} (grader.checks.Defer)
+    # its hint sends the student to other checks first: {"checks": [test names], "text": the hint}
+    # (grader.grading.checks.Defer)
     defer: dict = field(default_factory=dict)
-    hidden: bool = False  # run on hidden inputs (grader.hidden)
+    hidden: bool = False  # run on hidden inputs (grader.grading.hidden)
     twin: str = ""  # a hidden twin: the name of the public check it gates (it carries no points of its own)
-    grade_only: bool = False  # runs only in the grade (a replay of what the student's code did; grader.hidden)
-    # the gates the check counts behind (its functions, or one behaviour of a function: grader.checks.graded), whether
+    grade_only: bool = False  # runs only in the grade (a replay of what the student's code did; grader.grading.hidden)
+    # the gates the check counts behind (its functions, or one behaviour of a function: grader.grading.checks.graded),
+    # whether
     # it can open them (an oracle check: the key's answer from its own copy of the inputs), and the student's functions
     # a replay composes (it counts only when each of theirs is open)
     gates: list[str] = field(default_factory=list)
     oracle: bool = False
     replays: list[str] = field(default_factory=list)
     # the typical mistake the check named («Похоже на типичную ошибку: …», the line as printed): the field the check's
-    # helpers set on the checking side (grader.checks), never found in the message, which may quote the student
+    # helpers set on the checking side (grader.grading.checks), never found in the message, which may quote the student
     diagnosis: str = ""
 
     @property
@@ -59,8 +64,8 @@ class PartResult:
     unknown: list[str] = field(default_factory=list)  # selected names that are no check of the part (none graded)
     grade_only: list[dict] = field(default_factory=list)  # checks left out of a self-check: run only in the grade
     inputs: str = "public"  # "hidden": the grade for the record (hidden inputs too); "public": a self-check
-    secret: str = ""  # with hidden inputs: the fingerprint of the secret they derive from (grader.hidden)
-    kit: str = ""  # the version of the public checks (grader.hidden.checks_version): the same in the copy
+    secret: str = ""  # with hidden inputs: the fingerprint of the secret they derive from (grader.grading.hidden)
+    kit: str = ""  # the version of the public checks (grader.grading.hidden.checks_version): the same in the copy
     cpu: float = 0.0  # the CPU time the worker spent on the part's calls, as the part's budget counts it
 
     def _weights(self, bonus: bool) -> tuple[float, float]:

@@ -3,7 +3,7 @@ command and CI install with ``-c constraints.txt``) and the one the Gradescope a
 extras in ``PINNED_EXTRAS`` (the class report's copydetect, which CI installs with ``dev``), with their own
 dependencies.
 
-    python -m grader.constraints [--python PYTHON ...] [--check]
+    python -m grader.authoring.constraints [--python PYTHON ...] [--check]
 
 For each interpreter (default: every Python 3.9+ that ``pyenv`` or the PATH has) the command makes a fresh virtual
 environment, installs the kit's base dependencies there (``pyproject.toml``'s ``dependencies``, and the packages of
@@ -24,14 +24,20 @@ import sys
 import tempfile
 from pathlib import Path
 
-from grader.gradescope import requirements
-from grader.homeworks import ROOT, tomllib
+from grader.base.homeworks import ROOT, tomllib
 
 FILE = ROOT / "constraints.txt"
 PINNED_EXTRAS = ("report",)  # installed with the base in one resolution, so that their shared packages agree
 HEADER = ("# the kit's base install and its extras {extras}, resolved for Python {versions} by "
-          "`python -m grader.constraints`; do not edit\n"
+          "`python -m grader.authoring.constraints`; do not edit\n"
           "# (pip install -c constraints.txt ...: a Python not named here installs unpinned)\n")
+
+
+def requirements(root: Path = ROOT) -> tuple[list[str], str]:
+    """The kit's dependencies and its ``requires-python``, from pyproject.toml."""
+    with (Path(root) / "pyproject.toml").open("rb") as f:
+        project = tomllib.load(f).get("project", {})
+    return list(project.get("dependencies", [])), project.get("requires-python", "")
 
 
 def interpreters() -> list[str]:
@@ -110,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     text = merged({version_of(python): resolve(python) for python in pythons})
     if args.check:
         if not FILE.is_file() or FILE.read_text(encoding="utf-8") != text:
-            print("constraints.txt is out of date: run `python -m grader.constraints`, then the kit's tests")
+            print("constraints.txt is out of date: run `python -m grader.authoring.constraints`, then the kit's tests")
             return 1
         return 0
     FILE.write_text(text, encoding="utf-8")

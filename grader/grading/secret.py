@@ -1,10 +1,12 @@
-"""The instructor's secret, from which the hidden inputs of the grade derive: ``python -m grader.secret HW [--new]``.
+"""The instructor's secret, from which the hidden inputs of the grade derive: ``python -m grader.grading.secret HW
+[--new]``.
 
 Without an option: which secret grades the homework (its fingerprint, or that it is the kit's default). With
 ``--new``: draw a secret (say, for each term), and keep it only when the reference and the kit's correct variants
 (each folder of ``tests/kit/variants/<hw>/``) pass every check on its hidden inputs, the bonus included; a secret
 whose inputs fail one is drawn again (up to ``--tries``). The reference's grade of each candidate records the answer
-key's answers on its hidden inputs (grader.hidden_answers), which the variants' grades then read, and which are kept
+key's answers on its hidden inputs (grader.grading.hidden_answers), which the variants' grades then read, and which are
+kept
 with the accepted secret. It is written to ``tests/<hw>/key/secret`` (readable by its owner only), which the
 student's copy never holds, or to the file ``HWKIT_SECRET_FILE`` names; its records beside it. Every grade's CSV
 row and JSON carries the secret's fingerprint. ``--record``: record the key's answers on the hidden inputs of the
@@ -21,12 +23,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from grader import hidden_answers, homeworks, key
-from grader.hidden import DEFAULT_SECRET, SECRET_ENV, fingerprint, hidden_available, secret, secret_path
-from grader.homeworks import ROOT, Homework
+from grader.base import homeworks
+from grader.base.homeworks import ROOT, Homework
+from grader.grading import hidden_answers, key
+from grader.grading.hidden import DEFAULT_SECRET, SECRET_ENV, fingerprint, hidden_available, secret, secret_path
 
 DEFAULT_REFUSED = ("для выставления оценки нужен свой секрет скрытых входов (сейчас — секрет набора по умолчанию, "
-                   "известный всем, у кого есть набор): python -m grader.secret {hw} --new; или, осознанно, "
+                   "известный всем, у кого есть набор): python -m grader.grading.secret {hw} --new; или, осознанно, "
                    "--allow-default-secret")
 
 
@@ -62,7 +65,7 @@ def variants(hw: Homework, root: Path = ROOT) -> list[Path]:
 
 def target(hw: Homework) -> Path:
     """Where ``--new`` writes the secret: the file ``HWKIT_SECRET_FILE`` names (where the grader then reads it,
-    grader.hidden.secret), else ``tests/<hw>/key/secret``."""
+    grader.grading.hidden.secret), else ``tests/<hw>/key/secret``."""
     return Path(os.environ[SECRET_ENV]) if os.environ.get(SECRET_ENV) else secret_path(hw.tests_dir)
 
 
@@ -81,7 +84,7 @@ def _env(name: str, value: str):
 
 def _failed(hw: Homework, label: str, impl: str) -> list[str]:
     """``impl``'s failed checks (and errors) in the grade of every part on the hidden inputs of the secret in force."""
-    from grader.runner import run_parts
+    from grader.grading.runner import run_parts
 
     failed = []
     for r in run_parts(hw, [(p, None) for p in hw.parts], impl):
@@ -92,9 +95,10 @@ def _failed(hw: Homework, label: str, impl: str) -> list[str]:
 
 def record(hw: Homework) -> tuple[list[str], list[Path]]:
     """Grade the reference on the hidden inputs of the secret in force, recording every key call it makes; when it
-    passes every check, write the key's answers on hidden inputs beside the secret (grader.hidden_answers). Returns
+    passes every check, write the key's answers on hidden inputs beside the secret (grader.grading.hidden_answers).
+    Returns
     what failed and the files written (none when something failed)."""
-    from grader.runner import kit_rewritten
+    from grader.grading.runner import kit_rewritten
 
     with tempfile.TemporaryDirectory(prefix="hwrecord-") as tmp:
         out = Path(tmp) / "recorded.json"
@@ -158,7 +162,7 @@ def _shown(path: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m grader.secret", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m grader.grading.secret", description=__doc__.splitlines()[0])
     p.add_argument("homework")
     p.add_argument("--new", action="store_true", help="draw, try and keep a new secret")
     p.add_argument("--record", action="store_true",

@@ -8,7 +8,7 @@ A randomized check takes its seed from :func:`inputs` in place of ``pytest.mark.
 On public inputs (the student's copy, the notebook's self-check, ``--public``) that is the parametrization it
 replaces. On hidden inputs (the instructor's grade) each public case gets a twin, ``test_gae_random[hidden-0]``,
 whose seed derives from the instructor's secret (``tests/<hw>/key/secret``, never shipped); the twin carries no
-points of its own: its public check counts only when both pass (grader.runner.gated). ``behaviour=True``: a
+points of its own: its public check counts only when both pass (grader.grading.runner.gated). ``behaviour=True``: a
 statistical check (a training run judged by a margin measured over seeds) runs its hidden seeds in place of the
 public ones, under the same names.
 
@@ -22,9 +22,10 @@ import os
 import sys
 from pathlib import Path
 
+# its text is the secret (the hidden inputs of the kit's own tests derive from it): kept as written
 DEFAULT_SECRET = "hwkit-default-secret: the kit's own tests; make your own with python -m grader.secret"
 INPUTS_ENV = "HWKIT_INPUTS"  # "public" or "hidden", set by the grader's command line for the checking process
-SECRET_ENV = "HWKIT_SECRET_FILE"  # another secret's file (python -m grader.secret tries a new one this way)
+SECRET_ENV = "HWKIT_SECRET_FILE"  # another secret's file (python -m grader.grading.secret tries a new one this way)
 HIDDEN_PREFIX = "hidden-"
 
 
@@ -86,7 +87,8 @@ def seed_of(tests_dir: Path, test: str, case: str) -> int:
 def grade_only(test):
     """A check that runs only in the grade for the record (its expected answer replays what the student's code did,
     so the copy could hold it only as the rule itself): on public inputs it is not run, and the copy's scoreboard
-    says so beside its part (grader.report). It runs as a check on hidden inputs: its answer key is the instructor's."""
+    says so beside its part (grader.reporting.feedback). It runs as a check on hidden inputs: its answer key is the
+    instructor's."""
     import pytest
 
     return pytest.mark.inputs(hidden=True, grade_only=True)(test)

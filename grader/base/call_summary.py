@@ -2,13 +2,13 @@
 what came back (arguments summarised: an array by its shape, dtype and a few values; an environment by its class).
 
 The values are the checking process's own (the test's arguments) or plain data decoded from the worker (the
-answer); the text is escaped (grader.escape.printable) and cut, so a hostile answer cannot fill the screen.
+answer); the text is escaped (grader.base.escape.printable) and cut, so a hostile answer cannot fill the screen.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from grader.escape import printable
+from grader.base.escape import printable
 
 WIDTH = 70  # characters for one value
 

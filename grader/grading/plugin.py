@@ -4,7 +4,7 @@ It gives each graded test the module under test as a fixture (``--impl``: ``home
 folder of modules or a notebook). The student's code never runs here: a module fixture is a proxy whose
 calls go to a worker process (grader/boundary/session.py). With ``--events``, the plugin writes one signed JSON line per
 event (collected, result, notes, confinement, finished; grader/boundary/events.py) to its standard output and sends
-pytest's own output to standard error, so the grader's command line (grader/runner.py) reads the verdicts of
+pytest's own output to standard error, so the grader's command line (grader/grading/runner.py) reads the verdicts of
 this process alone.
 
 The in-notebook self-check (``grader.notebook.check``) is the one exception: it grades a live namespace of
@@ -24,17 +24,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import homeworks, key, summary
+from grader.base import call_summary, homeworks
+from grader.base.escape import printable
+from grader.base.homeworks import ROOT
 from grader.boundary import confine, events, template, zygote
 from grader.boundary.errors import RemoteError
 from grader.boundary.loading import NamespaceImplementation
 from grader.boundary.session import Session
 from grader.boundary.staging import import_provided, provided_modules
-from grader.checks import CheckFailure
-from grader.escape import printable
-from grader.explain import explain
-from grader.hidden import INPUTS_ENV, hidden_mode
-from grader.homeworks import ROOT
+from grader.grading import key
+from grader.grading.checks import CheckFailure
+from grader.grading.explain import explain
+from grader.grading.hidden import INPUTS_ENV, hidden_mode
 
 _NAMESPACES: dict[str, NamespaceImplementation] = {}  # --impl namespace:N -> a live namespace of this process
 _STATE = pytest.StashKey[dict]()
@@ -60,9 +61,11 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "check(title, weight=1, bonus=False): a graded check")
-    config.addinivalue_line("markers", "inputs(hidden, twin=None): a check on hidden inputs (grader.hidden)")
-    if os.environ.get(key.RECORD_ENV):  # python -m grader.answers: the reference's key calls are recorded
-        key.RECORDING = {}  # python -m grader.secret: those on hidden inputs (the others are grader.answers')
+    config.addinivalue_line("markers", "inputs(hidden, twin=None): a check on hidden inputs (grader.grading.hidden)")
+    # python -m grader.grading.public_answers: the reference's key calls are recorded; python -m
+    # grader.grading.secret: those on hidden inputs (the others are grader.grading.public_answers')
+    if os.environ.get(key.RECORD_ENV):
+        key.RECORDING = {}
         key.HIDDEN_ONLY["on"] = os.environ.get(INPUTS_ENV) == "hidden"
     state = {"events": None, "sessions": {}, "pristine": {}, "check": None}
     if config.getoption("--results-file", default=None):
@@ -114,13 +117,14 @@ def _meta(item) -> dict:
     gate = kwargs.get("gate")
     return {"nodeid": item.nodeid, "name": item.name, "title": title, "weight": weight, "bonus": bonus,
             "subjects": list(subjects), "guard": bool(kwargs.get("guard", False)),
-            # what opens the check's gates and what they are (grader.checks.graded, grader.runner.gated)
+            # what opens the check's gates and what they are (grader.grading.checks.graded, grader.grading.runner.gated)
             "oracle": bool(kwargs.get("oracle", False)), "replays": [str(r) for r in kwargs.get("replays", ())],
             "gates": [str(gate)] if gate else list(subjects), **inputs}
 
 
 def _inputs(item) -> dict:
-    """What a check's inputs are (grader.hidden; a check may carry several of its marks: grade_only and a case's):
+    """What a check's inputs are (grader.grading.hidden; a check may carry several of its marks: grade_only and a
+    case's):
     ``hidden`` (hidden inputs: its key runs live), ``twin`` (the public case it gates), ``grade_only``."""
     marks = [m.kwargs for m in item.iter_markers("inputs")]
     twin = next((m["twin"] for m in marks if m.get("twin")), None)
@@ -149,7 +153,8 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 def _hidden_last(items) -> None:
-    """Run the checks on hidden inputs (twins, grade-only checks, ``behaviour=True`` ones; grader.hidden) after all
+    """Run the checks on hidden inputs (twins, grade-only checks, ``behaviour=True`` ones; grader.grading.hidden) after
+    all
     the public checks of every part of this process, in their own workers (grader.boundary.session): whatever the
     student's code did on a hidden input, no public check runs after it. The results keep the test files' order
     (:func:`pytest_collection_finish`)."""
@@ -182,7 +187,8 @@ def _select(config, items) -> None:
 
 
 def _grade_only(config, items) -> None:
-    """On public inputs, the checks that run only in the grade (grader.hidden.grade_only) are left out and named."""
+    """On public inputs, the checks that run only in the grade (grader.grading.hidden.grade_only) are left out and
+    named."""
     left = [item for item in items if _inputs(item)["grade_only"]]
     if not left or hidden_mode(Path(str(left[0].fspath)).parent):
         return
@@ -215,7 +221,7 @@ def pytest_sessionfinish(session):
     levels = sorted({s.level for s in sessions.values()})
     if levels:
         _emit(session.config, {"event": "confinement", "level": "; ".join(levels)})
-    for (_, module), s in sessions.items():  # the worker's CPU time each part's calls used (grader.budget)
+    for (_, module), s in sessions.items():  # the worker's CPU time each part's calls used (grader.grading.budget)
         _emit(session.config, {"event": "part-cpu", "module": module, "seconds": round(s.spent, 3)})
 
 
@@ -401,7 +407,8 @@ def _work_out_title(item) -> tuple[str, float, bool, tuple[str, ...]]:
 
 
 def _told_call(item, function: str, exc: BaseException | None = None) -> str:
-    """The last call of ``function`` in the check now ending, and its answer, in words (grader.summary); an array
+    """The last call of ``function`` in the check now ending, and its answer, in words (grader.base.call_summary); an
+    array
     answer that differs from the expected one is shown around its first differing item (``exc.differs``)."""
     for session in item.config.stash[_STATE]["sessions"].values():
         if function in session.check.calls:
@@ -409,7 +416,7 @@ def _told_call(item, function: str, exc: BaseException | None = None) -> str:
             differs = getattr(exc, "differs", None)
             raw = session.check.answers.get(function)
             if differs and isinstance(raw, np.ndarray) and raw.shape == differs[0]:
-                answer = summary.value(raw, at=differs[1])
+                answer = call_summary.value(raw, at=differs[1])
             return f"Вызов: {said}\nОтвет: {answer if answer is not None else 'нет (вызов не вернул значения)'}"
     return ""
 
@@ -438,7 +445,8 @@ def pytest_runtest_makereport(item, call):
             trace = "\n".join(filter(None, [said, str(exc.info.get("traceback", ""))]))
         else:
             trace = _told_call(item, subject, exc) or ("" if isinstance(exc, CheckFailure) else report.longreprtext)
-        # the typical mistake the check named: a field the check's helpers set (grader.checks), never read from text
+        # the typical mistake the check named: a field the check's helpers set (grader.grading.checks), never read from
+        # text
         diagnosis = exc.diagnosis if isinstance(exc, CheckFailure) and isinstance(exc.diagnosis, str) else ""
         item.stash[_FAILURE] = (kind, message, str(trace), subject, getattr(exc, "defer", None) or {}, diagnosis)
         if item.config.stash[_STATE]["events"] is None and isinstance(exc, RemoteError):

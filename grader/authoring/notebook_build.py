@@ -1,9 +1,9 @@
 """Generate the homework's notebook ``notebooks/<hw>.ipynb`` from the single source.
 
 The source is the same as for the stubs: each part's solution module (its SOLUTION regions become
-the TODO stubs of :func:`grader.stubs.make_stub`) and the homework README (each part's section becomes
+the TODO stubs of :func:`grader.authoring.stubs.make_stub`) and the homework README (each part's section becomes
 the part's text), plus the homework's own ``solutions/<hw>/notebook.toml`` when it has one: its plot cells
-and the examples of the how-to text (see :func:`load_config`). ``python -m grader.build`` writes the notebook
+and the examples of the how-to text (see :func:`load_config`). ``python -m grader.authoring.build`` writes the notebook
 through :func:`generated_files`; the output is deterministic (fixed cell ids, no outputs, no timestamps), so the
 up-to-date check is stable.
 
@@ -11,7 +11,7 @@ Per part, in the order of ``parts.toml``: the README section, one code cell per 
 the stub module, a check cell ``check("<part>")`` (tag ``check``) and the part's plot cells (tag
 ``skip-grading``; only for parts that exist). ``--notebook`` grading leaves tagged cells out.
 
-``python -m grader.notebook_build HW --solved OUT.ipynb`` writes the notebook with the solutions in
+``python -m grader.authoring.notebook_build HW --solved OUT.ipynb`` writes the notebook with the solutions in
 place of the TODOs (for the kit's tests and for instructors; never commit it).
 """
 from __future__ import annotations
@@ -23,14 +23,14 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import extras, homeworks
-from grader.homeworks import ROOT, Homework, tomllib
-from grader.stubs import BuildError, make_stub, solved_source
+from grader.authoring.stubs import BuildError, make_stub, solved_source
+from grader.base import extras, homeworks
+from grader.base.homeworks import ROOT, Homework, tomllib
 
 NOTEBOOKS_DIR = ROOT / "notebooks"
 CHECK_TAG = "check"
 SKIP_TAG = "skip-grading"
-NEEDS = ("nbformat", "dev", "building the notebook")  # grader.extras: the module, the extra holding it, what for
+NEEDS = ("nbformat", "dev", "building the notebook")  # grader.base.extras: the module, the extra holding it, what for
 
 SETUP_TEXT = """## Настройка
 
@@ -418,7 +418,7 @@ def write_solved(hw_name: str, out: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m grader.notebook_build", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m grader.authoring.notebook_build", description=__doc__.splitlines()[0])
     p.add_argument("homework")
     p.add_argument("--solved", metavar="OUT", required=True,
                    help="write the notebook with the solutions kept (do not commit it)")

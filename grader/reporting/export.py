@@ -8,14 +8,14 @@ import math
 import os
 from pathlib import Path
 
-from grader import escape
-from grader.report import told, totals
-from grader.results import PartResult
+from grader.base import escape
+from grader.base.results import PartResult
+from grader.reporting.feedback import told, totals
 
 _UNIT = 10_000  # check points are written with 4 decimals
 # results.json's format (extra_data.format): 2 — each named typical mistake is its check's field (CheckResult.
 # diagnosis), in extra_data.mistakes and in its test's extra_data.diagnosis; a results.json without it named mistakes
-# by the words of its outputs, which a student's text could forge (grader.report_class refuses it)
+# by the words of its outputs, which a student's text could forge (grader.reporting.class_report refuses it)
 RESULTS_FORMAT = "hwkit-results/2"
 
 
@@ -50,7 +50,8 @@ def gradescope(results: list[PartResult], seconds: float) -> dict:
     (its share of the part's points, Markdown output, visibility) and a summary in ``output``.
     ``extra_data`` holds the graded parts and the notes of each part (a notebook's cells that failed), so
     :func:`set_visibility` can rewrite the summary from this dict alone, and ``mistakes``: the typical mistakes the
-    failed tests name, each its check's field (CheckResult.diagnosis, the line its output prints; grader.report_class
+    failed tests name, each its check's field (CheckResult.diagnosis, the line its output prints;
+    grader.reporting.class_report
     builds the class report from them); ``format``: :data:`RESULTS_FORMAT`."""
     tests, mistakes = [], []
     for r in results:
@@ -89,7 +90,8 @@ def gradescope(results: list[PartResult], seconds: float) -> dict:
 
 def on_hidden_inputs(c) -> bool:
     """Whether a check's verdict comes from hidden inputs: it ran them (a hidden twin, a check run only in the grade,
-    a ``behaviour=True`` check: the collection's marks, grader.hidden), or a hidden twin failed it (kind "hidden")."""
+    a ``behaviour=True`` check: the collection's marks, grader.grading.hidden), or a hidden twin failed it (kind
+    "hidden")."""
     return bool(c.hidden or c.kind == "hidden")
 
 

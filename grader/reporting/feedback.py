@@ -9,8 +9,8 @@ import textwrap
 from collections import OrderedDict
 from typing import Callable, Collection, Mapping
 
-from grader.homeworks import ROOT, Homework
-from grader.results import CheckResult, PartResult
+from grader.base.homeworks import ROOT, Homework
+from grader.base.results import CheckResult, PartResult
 
 
 def _points(x: float, digits: int = 1) -> str:
@@ -338,7 +338,7 @@ def _rerun(prefix: str, part_id: str, c: CheckResult) -> str:
 
 
 def _targets(c: CheckResult, checks: list[CheckResult]) -> list[CheckResult]:
-    """Those of ``checks`` (failed) that ``c``'s hint sends the student to (grader.checks.Defer)."""
+    """Those of ``checks`` (failed) that ``c``'s hint sends the student to (grader.grading.checks.Defer)."""
     names = set(c.defer.get("checks", ())) if c.defer else set()
     return [t for t in checks if t is not c and not t.passed
             and (t.name in names or t.name.split("[")[0] in names or t.subject in names)]
@@ -411,7 +411,8 @@ def subject(c: CheckResult, functions: list[str]) -> str:
     """The function of the module under test a failed check is about ("" when unknown).
 
     A TODO names the function to write; otherwise the check's subject: the function whose answer it compared, as
-    the check declares it (grader.checks.graded), never a function it called to build its expected answer or a hint.
+    the check declares it (grader.grading.checks.graded), never a function it called to build its expected answer or a
+    hint.
     """
     known = set(functions)
     m = _TODO.search(c.message)
@@ -470,9 +471,6 @@ def _callees_first(tree: ast.Module) -> list[str]:
 
 # ---- the words of a diagnosis, and hints read back (benchmarks/feedback_quality.py, tests/kit/test_feedback.py) ----
 
-# the words a check prints before a typical mistake it names (grader.checks); which mistake a check named is its
-# result's field (CheckResult.diagnosis), never found by these words in a text
-DIAGNOSIS = "Похоже на типичную ошибку"
 
 # Hints that fit any wrong answer, so they say nothing about the mistake at hand: the form of the answer,
 # its type, NaN, "not written yet", "see the other checks". Substrings; the one place they are listed.

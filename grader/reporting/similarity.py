@@ -7,7 +7,8 @@ winnowed, as MOSS does; a renamed variable or a function moved elsewhere changes
 stubs and the notebook's provided cells hold is boilerplate: its fingerprints are dropped before anything is
 compared, so a class that kept the stubs' signatures, docstrings and helpers is not alike for that.
 
-A submission's code is what grading graded (grader.batch.locate): its part modules, in the order of the parts, or
+A submission's code is what grading graded (grader.grading.submissions.locate): its part modules, in the order of the
+parts, or
 its notebook's code cells; read as data (regular files only, no link followed, at most ``MAX_BYTES`` each), never
 imported or run. The share of a pair is copydetect's similarity (the part of a submission's fingerprinted code that
 the other one also has) of the submission that shares less: a small submission inside a big one is not listed for
@@ -25,8 +26,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import escape
-from grader.homeworks import ROOT, Homework
+from grader.base import escape
+from grader.base.homeworks import ROOT, Homework
 
 # The share from which a pair is listed. benchmarks/class_report.py --alike: 500 submissions made from the reference
 # or the loop-heavy variant with 1-3 mistakes of the catalogue and renamed variables, functions reordered; a pair of
@@ -48,7 +49,8 @@ INSTALL = 'python -m pip install -e ".[report]"'
 UNAVAILABLE = (f"Сравнение кода не выполнено: нет библиотеки copydetect. Установите её ({INSTALL}) и постройте отчёт "
                "заново.")
 NO_CODE = ("Код работ не сравнивался: отчёт построен из записей без кода. Укажите папку работ: python -m "
-           "grader.report_class ЗАПИСИ ПАПКА --code ПАПКА_С_РАБОТАМИ (выгрузка Gradescope сравнивается сама).")
+           "grader.reporting.class_report ЗАПИСИ ПАПКА --code ПАПКА_С_РАБОТАМИ (выгрузка Gradescope сравнивается "
+           "сама).")
 
 
 @dataclass
@@ -99,7 +101,7 @@ def notebook_code(path: Path) -> list[tuple[str, str]]:
 
 def submission_code(path: Path, hw: Homework) -> Code:
     """The code grading graded in a submission (a student's folder, a notebook, a Gradescope submission folder)."""
-    from grader.batch import locate
+    from grader.grading.submissions import locate
 
     if path.is_symlink():
         return Code()
@@ -119,8 +121,9 @@ def submission_code(path: Path, hw: Homework) -> Code:
 
 
 def class_code(folder: Path, hw: Homework) -> dict[str, Code]:
-    """Each submission of a class folder (grader.batch.find_submissions: the records' names) -> its code."""
-    from grader.batch import find_submissions
+    """Each submission of a class folder (grader.grading.submissions.find_submissions: the records' names) -> its
+    code."""
+    from grader.grading.submissions import find_submissions
 
     return {sub.name: submission_code(sub.path, hw) for sub in find_submissions(folder, hw)}
 
@@ -234,7 +237,8 @@ def _quote(code: Code, text: str, start: int, end: int) -> dict:
 
 def for_class(records: list[dict], hw: Homework | None, folder: Path | None = None) -> dict:
     """The alike pairs of a class's records: the code of each comes from ``folder`` (the class folder a batch
-    graded: grader.batch.find_submissions names the submissions as the records do), else from the submission's
+    graded: grader.grading.submissions.find_submissions names the submissions as the records do), else from the
+    submission's
     own folder of a Gradescope export (the record's ``folder``); without either, the section says how to give it."""
     names = {r["name"] for r in records}
     if hw is None or (folder is None and not any(r.get("folder") for r in records)):

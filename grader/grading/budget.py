@@ -1,16 +1,16 @@
-"""Record each part's CPU budget: ``python -m grader.budget [HW ...] [--check [--measure]] [--repeat N]``.
+"""Record each part's CPU budget: ``python -m grader.grading.budget [HW ...] [--check [--measure]] [--repeat N]``.
 
 A part's calls together, hidden checks included, may use ``cpu`` seconds of the worker's CPU time (as the zygote
 reads it from the kernel: grader.boundary.session); past it, the part's remaining checks fail at once with a time
 message, so one submission that burns CPU just under the per-check limit in every call cannot hold up a class.
 The budget is ``max(2 × the part's per-check limit, 3 × the CPU the loop-heavy variant spends on the part in the
-grade)``, rounded up (grader.homeworks.cpu_budget), so a slow but correct solution never meets it.
+grade)``, rounded up (grader.base.homeworks.cpu_budget), so a slow but correct solution never meets it.
 
 This command grades the loop-heavy variant (``tests/kit/variants/<hw>/loop_heavy/``, a correct solution written
 with plain loops) on hidden inputs too, ``--repeat`` times, and writes into ``tests/<hw>/parts.toml``, per part,
 ``variant_cpu`` (the most it spent, rounded up to 0.1 s) and ``cpu`` (the budget). ``--check`` writes nothing and
 exits 1 when a recorded budget is stale: missing, or below the formula for the recorded figure and the part's
-current limit (no grading: machine noise cannot make it fail; ``python -m grader.build --check`` runs it too).
+current limit (no grading: machine noise cannot make it fail; ``python -m grader.authoring.build --check`` runs it too).
 ``--check --measure`` also grades the variant and fails when the budget is below 3 × what it spends now by more
 than a quarter.
 """
@@ -22,8 +22,8 @@ import re
 import sys
 from pathlib import Path
 
-from grader import homeworks
-from grader.homeworks import BUDGET_VARIANT, ROOT, Homework, cpu_budget
+from grader.base import homeworks
+from grader.base.homeworks import BUDGET_VARIANT, ROOT, Homework, cpu_budget
 
 try:
     import tomllib
@@ -50,7 +50,7 @@ def parts_file(hw: Homework) -> Path:
 def measure(hw: Homework, repeat: int = REPEAT) -> dict[str, float]:
     """Part id -> the most CPU time the loop-heavy variant's worker spent on the part's calls in ``repeat`` grades
     (hidden inputs included), in seconds."""
-    from grader.runner import inputs_for, run_parts
+    from grader.grading.runner import inputs_for, run_parts
 
     folder = variant_dir(hw)
     if not folder.is_dir():
@@ -89,7 +89,7 @@ def problems(hw: Homework) -> list[str]:
 
 
 def stale(hw: Homework) -> list[Path]:
-    """``parts.toml`` when its budgets are stale (:func:`problems`), for grader.build."""
+    """``parts.toml`` when its budgets are stale (:func:`problems`), for grader.authoring.build."""
     return [parts_file(hw)] if problems(hw) else []
 
 
@@ -150,7 +150,7 @@ def remake(hw: Homework, repeat: int = REPEAT) -> dict[str, tuple[float, float]]
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m grader.budget", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m grader.grading.budget", description=__doc__.splitlines()[0])
     p.add_argument("homeworks", nargs="*", help="default: every homework with a loop-heavy variant")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 when a recorded budget is stale")
     p.add_argument("--measure", action="store_true", help="with --check: grade the variant and compare, too")

@@ -1,7 +1,8 @@
 """The checking template: one process per batch that pays Python's, pytest's and NumPy's start-up once and forks the
 checking processes (a warm start).
 
-Cold, each checking process is ``python -m pytest <test files> ...`` (grader/runner.py): Python, NumPy, pytest and
+Cold, each checking process is ``python -m pytest <test files> ...`` (grader/grading/runner.py): Python, NumPy, pytest
+and
 the grader are imported again for every submission. Warm, a batch (and one grade from the command line, whose two
 checking processes it forks: grader.cli) starts one template (``python -c``, by exec) that
 imports them, the grader's plugin and pytest's own plugins, and nothing of any test file or of the answer key; for
@@ -23,12 +24,12 @@ import os
 import socket
 import sys
 
+from grader.base.homeworks import ROOT
 from grader.boundary import forkserver
-from grader.homeworks import ROOT
 
 WARM_ENV = "HWKIT_WARM"  # "off": every checking process started cold (the kit's tests compare both paths)
 _BOOT = ("import sys; sys.path[:] = [{root!r}] + [p for p in sys.path if p not in ('', '.')]; "
-         "from grader.warm import serve; serve({{fd}})")
+         "from grader.grading.warm import serve; serve({{fd}})")
 TemplateGone = forkserver.ServerGone
 
 
@@ -69,7 +70,7 @@ _CURRENT: list[Template | Adopted] = []
 
 def adopt(fd: int) -> None:
     """Take the connection to a checking template that the process which started this one holds (:class:`Adopted`):
-    this process's runs fork their checking processes from it (grader.runner.checking_template)."""
+    this process's runs fork their checking processes from it (grader.grading.runner.checking_template)."""
     _CURRENT.append(Adopted(fd))
 
 
@@ -81,7 +82,7 @@ def current() -> Template | Adopted | None:
 @contextlib.contextmanager
 def template(env: dict[str, str]):
     """A checking template for the block (None where :func:`available` says no), started with ``env``; the runner's
-    checking processes are forked by it meanwhile (grader.runner._start)."""
+    checking processes are forked by it meanwhile (grader.grading.runner._start)."""
     if not available():
         yield None
         return
@@ -99,7 +100,7 @@ def template(env: dict[str, str]):
 def _preload() -> None:
     """What every checking process imports before its first test file: NumPy, pytest and its own plugins, the
     grader's plugin and what it imports. No test file, conftest or answer key: those read the request's inputs and
-    secret when they are imported (grader.hidden), so each child collects them itself."""
+    secret when they are imported (grader.grading.hidden), so each child collects them itself."""
     import importlib
 
     import numpy  # noqa: F401
@@ -109,8 +110,8 @@ def _preload() -> None:
     for name in default_plugins:
         with contextlib.suppress(ImportError):
             importlib.import_module(f"_pytest.{name}")
-    import grader.checks  # noqa: F401
-    import grader.plugin  # noqa: F401
+    import grader.grading.checks  # noqa: F401
+    import grader.grading.plugin  # noqa: F401
 
 
 def serve(fd: int) -> None:

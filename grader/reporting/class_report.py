@@ -1,16 +1,18 @@
-"""What the class got wrong: ``python -m grader.report_class SOURCE OUT [--anonymize]``.
+"""What the class got wrong: ``python -m grader.reporting.class_report SOURCE OUT [--anonymize]``.
 
 A report for instructors of a whole class's grading: ``OUT/index.html`` (self-contained, in Russian),
-``OUT/report.json`` (the same data for scripts; its schema is ``grader/report_class.schema.json``) and
+``OUT/report.json`` (the same data for scripts; its schema is ``grader/reporting/class_report.schema.json``) and
 ``OUT/mistakes.csv`` (one row per submission and typical mistake named). Nothing is graded again: the report is built
 from the records grading already wrote.
 
 - **The typical mistakes are those the students read.** A submission's named mistakes are the diagnoses
   («Похоже на типичную ошибку: …») of the very failures its feedback printed in full, each the field its check set on
   the checking side (``CheckResult.diagnosis``; never found in a text, which may quote the student's): for
-  ``--batch``, the failures the scoreboard of ``<name>.txt`` shows in full (``grader.report.scoreboard(shown=...)``
+  ``--batch``, the failures the scoreboard of ``<name>.txt`` shows in full
+  (``grader.reporting.feedback.scoreboard(shown=...)``
   logs them, with their diagnosis, as it prints them); for Gradescope, the failed tests of results.json
-  (``extra_data.mistakes``, written by ``grader.export.gradescope`` from those fields; a test whose visibility is
+  (``extra_data.mistakes``, written by ``grader.reporting.export.gradescope`` from those fields; a test whose visibility
+  is
   ``hidden`` is never read, so it names nothing). A mistake the feedback did not name is not counted: a failure
   without a name is listed under «Ошибки без названия», by function. Records of an older form (a batch's record of
   version 1, a results.json without ``extra_data.format``), whose mistakes were read from the texts, are refused
@@ -23,11 +25,11 @@ from the records grading already wrote.
   ``results.json`` files (``<name>.json`` or ``<name>/results.json``) is read the same way.
 - ``--anonymize``: every submission's name becomes a stable hash (``работа-`` and 10 hex digits of HMAC-SHA256 of
   the name, keyed by ``--salt``, or the environment's ``HWKIT_ANONYMIZE_SALT``, or else the instructor's secret of
-  the homework, grader.hidden.secret; the kit's default secret is refused): the same name gets the same hash in
+  the homework, grader.grading.hidden.secret; the kit's default secret is refused): the same name gets the same hash in
   every report made with the same key. Every submission's name is scrubbed from the texts the report quotes. An
   anonymized report has no links to the feedback files (their names are the students').
 - ``--lms canvas|moodle --roster FILE``: also the file that imports the class's grades into Canvas or Moodle
-  (grader.lms; docs/lms-canvas.md, docs/lms-moodle.md), from the same records.
+  (grader.reporting.lms; docs/lms-canvas.md, docs/lms-moodle.md), from the same records.
 - Plots (score histograms) are drawn with matplotlib when it is installed, embedded as inline SVG; without it (or
   with ``--tables``), the same numbers are tables. The HTML loads nothing: no script, no style sheet, no font, no
   image from anywhere.
@@ -52,15 +54,16 @@ import zipfile
 from collections import Counter
 from pathlib import Path
 
-from grader import escape, export, lms, similarity
+from grader.base import escape
+from grader.base.homeworks import UsageError
+from grader.base.results import DIAGNOSIS
 from grader.boundary.confine import LIMITS_ONLY
-from grader.export import RESULTS_FORMAT
-from grader.homeworks import UsageError
-from grader.report import DIAGNOSIS
+from grader.reporting import export, lms, similarity
+from grader.reporting.export import RESULTS_FORMAT
 
 RECORD = 2  # the version of a submission's record (OUT/records/<name>.json); 2: its mistakes are the checks' fields
 SCHEMA = "hwkit-class-report/2"  # 2: the mistakes are the checks' fields (1 read them from texts)
-SCHEMA_FILE = Path(__file__).resolve().parent / "report_class.schema.json"
+SCHEMA_FILE = Path(__file__).resolve().parent / "class_report.schema.json"
 SALT_ENV = "HWKIT_ANONYMIZE_SALT"
 _NOT_RUN = ("todo", "load", "hung")  # a failure that is no mistake of the function: not written, not loaded, not run
 _TIMEOUT = ("timeout", "hung")
@@ -71,7 +74,8 @@ _TIMEOUT = ("timeout", "hung")
 def record_from_results(name: str, results, shown: list[dict], feedback: str = "", kind: str = "", graded: str = "",
                         error: str = "", source: str = "batch") -> dict:
     """A submission's record from what grading found (``results``: its PartResults) and the failure texts its
-    feedback printed in full (``shown``: ``grader.report.scoreboard(shown=...)``); ``feedback``: its feedback file,
+    feedback printed in full (``shown``: ``grader.reporting.feedback.scoreboard(shown=...)``); ``feedback``: its
+    feedback file,
     relative to the folder the record is written to."""
     parts = [{"id": r.part.id, "title": r.part.title, "points": r.part.points, "bonus_points": r.part.bonus_points,
               "score": round(r.score, 2), "bonus_score": round(r.bonus_score, 2),
@@ -89,7 +93,8 @@ def record_from_results(name: str, results, shown: list[dict], feedback: str = "
 
 
 def provenance(results) -> dict:
-    """Which rules graded (grader.export.provenance): ``inputs`` "hidden" (the grade for the record) or "public" (a
+    """Which rules graded (grader.reporting.export.provenance): ``inputs`` "hidden" (the grade for the record) or
+    "public" (a
     self-check), the secret's fingerprint, the checks' version; all empty when nothing was graded."""
     return export.provenance(results) if results else {"inputs": "", "secret": "", "kit": ""}
 
@@ -107,7 +112,8 @@ _TITLE = re.compile(r"^\[[^\]]*\]\s*")
 
 
 def record_from_gradescope(data: dict, name: str, feedback: str = "") -> dict:
-    """A submission's record from its Gradescope ``results.json`` (``grader.export.gradescope``'s format); one the
+    """A submission's record from its Gradescope ``results.json`` (``grader.reporting.export.gradescope``'s format); one
+    the
     kit wrote in an older form is refused (:class:`OldRecords`)."""
     extra = data.get("extra_data") or {}
     if not isinstance(extra, dict):
@@ -159,7 +165,7 @@ def record_from_gradescope(data: dict, name: str, feedback: str = "") -> dict:
 
 
 def _fence(output: str) -> str:
-    """The text of a Markdown code block (grader.escape.code_block), else the text itself."""
+    """The text of a Markdown code block (grader.base.escape.code_block), else the text itself."""
     lines = output.strip().splitlines()
     if len(lines) >= 2 and re.fullmatch(r"`{3,}", lines[0]) and lines[-1] == lines[0]:
         return "\n".join(lines[1:-1])
@@ -196,7 +202,7 @@ def read_source(source: Path) -> tuple[list[dict], Path]:
         tmp = Path(tempfile.mkdtemp(prefix="hwreport-"))
         _EXTRACTED.append(tmp)
         with zipfile.ZipFile(source) as zf:
-            for info in zf.infolist():  # results, metadata and the code compared (grader.similarity), no more
+            for info in zf.infolist():  # results, metadata and the code compared (grader.reporting.similarity), no more
                 name = info.filename
                 code = name.endswith((".py", ".ipynb")) and info.file_size <= similarity.MAX_BYTES
                 if (code or name.endswith(("results.json", "submission_metadata.yml"))) and not info.is_dir() \
@@ -230,7 +236,8 @@ def read_source(source: Path) -> tuple[list[dict], Path]:
             found.append(record_from_gradescope(data, label, os.path.relpath(results, source)))
             found[-1]["emails"] = emails.get(path.name, [])  # the submitters' e-mails: a roster may name them
             if path.is_dir():
-                found[-1]["folder"] = str(path)  # the submission's files: its code is compared (grader.similarity)
+                # the submission's files: its code is compared (grader.reporting.similarity)
+                found[-1]["folder"] = str(path)
     if not found:
         raise FileNotFoundError(f"в {source} нет ни записей пакетной проверки (--batch ... --report), ни results.json "
                                 "выгрузки Gradescope (submission_<id>/results.json)")
@@ -332,7 +339,8 @@ def _stats(values: list[float]) -> dict:
 def build_data(records: list[dict], links: dict[str, str] | None = None, anonymize: bool = False,
                salt: str = "", homework: str = "", alike: dict | None = None) -> dict:
     """report.json's content from the submissions' records; ``links``: a record's name -> its feedback file's link
-    from the report (none when anonymized); ``alike``: the alike pairs of grader.similarity (none: no section)."""
+    from the report (none when anonymized); ``alike``: the alike pairs of grader.reporting.similarity (none: no
+    section)."""
     names = {r["name"]: anonymous(r["name"], salt) if anonymize else r["name"] for r in records}
     links = {} if anonymize else (links or {})
     scrub = _scrubber(records) if anonymize else (lambda text: text)
@@ -435,7 +443,8 @@ def build_data(records: list[dict], links: dict[str, str] | None = None, anonymi
 
 
 def _alike(alike: dict, names: dict[str, str], links: dict[str, str], scrub) -> dict:
-    """The section «Похожие работы»: grader.similarity's pairs under the report's names (hashes when anonymized),
+    """The section «Похожие работы»: grader.reporting.similarity's pairs under the report's names (hashes when
+    anonymized),
     with links to both feedback files (none when anonymized) and the quoted code scrubbed of every name."""
     pairs = [{"a": names[p["a"]], "b": names[p["b"]], "feedback": [links.get(p["a"], ""), links.get(p["b"], "")],
               "share": p["share"], "shares": p["shares"],
@@ -450,7 +459,8 @@ def _alike(alike: dict, names: dict[str, str], links: dict[str, str], scrub) -> 
 def build(records: list[dict], out: Path, links: dict[str, str] | None = None, anonymize: bool = False,
           salt: str = "", plots: bool | None = None, homework: str = "", alike: dict | None = None) -> dict:
     """Write ``out/index.html``, ``out/report.json`` and ``out/mistakes.csv``; return the report's data.
-    ``plots``: None draws with matplotlib when it is installed, False never; ``alike``: grader.similarity.for_class."""
+    ``plots``: None draws with matplotlib when it is installed, False never; ``alike``:
+    grader.reporting.similarity.for_class."""
     out.mkdir(parents=True, exist_ok=True)
     data = build_data(records, links, anonymize, salt, homework, alike)
     (out / "report.json").write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
@@ -467,7 +477,7 @@ def build(records: list[dict], out: Path, links: dict[str, str] | None = None, a
 
 
 def _e(text) -> str:
-    """Text for HTML: controls escaped (grader.escape), then HTML-escaped."""
+    """Text for HTML: controls escaped (grader.base.escape), then HTML-escaped."""
     return html.escape(escape.printable(str(text), "\n"), quote=True)
 
 
@@ -609,7 +619,7 @@ def render(data: dict, plots: bool | None = None) -> str:
         h.append("<p>Нет.</p>")
     if data.get("alike"):
         h.append(_alike_html(data["alike"]))
-    h.append('<p class="muted">Данные для скриптов: report.json (схема grader/report_class.schema.json), '
+    h.append('<p class="muted">Данные для скриптов: report.json (схема grader/reporting/class_report.schema.json), '
              "mistakes.csv.</p></body></html>\n")
     return "\n".join(h)
 
@@ -676,7 +686,7 @@ def _alike_html(alike: dict) -> str:
 def homework_of(records: list[dict], homework: str = "") -> str:
     """The homework the records are of: ``homework`` when the kit has it, else the one whose parts they name ("" when
     none or several)."""
-    from grader import homeworks
+    from grader.base import homeworks
 
     ids = {p["id"] for r in records for p in r["parts"]}
     names = [homework] if homework in homeworks.available() else \
@@ -685,18 +695,19 @@ def homework_of(records: list[dict], homework: str = "") -> str:
 
 
 def instructor_salt(records: list[dict], homework: str = "") -> str:
-    """The key of --anonymize's hashes when no --salt is given: the instructor's secret (grader.hidden.secret) of the
+    """The key of --anonymize's hashes when no --salt is given: the instructor's secret (grader.grading.hidden.secret)
+    of the
     homework the records are of (``homework``, or the one whose parts they name). The kit's default secret is
     public, so it is refused: without a secret of one's own, a --salt is needed."""
-    from grader import hidden, homeworks
-
+    from grader.base import homeworks
+    from grader.grading import hidden
     name = homework_of(records, homework)
     if not name:
         raise UsageError("--anonymize без --salt: не понять, какой домашней работы записи (её секрет — ключ хешей); "
                          "укажите --homework <домашняя работа> или --salt <ключ>")
     key = hidden.secret(homeworks.load(name).tests_dir)
     if key == hidden.DEFAULT_SECRET:
-        raise UsageError(f"--anonymize без --salt: у {name} нет своего секрета (python -m grader.secret), а "
+        raise UsageError(f"--anonymize без --salt: у {name} нет своего секрета (python -m grader.grading.secret), а "
                          "секрет набора по умолчанию известен всем — хеши по нему сопоставит с именами любой. "
                          "Задайте секрет или --salt <ключ>")
     return key
@@ -722,7 +733,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m grader.report_class",
+    p = argparse.ArgumentParser(prog="python -m grader.reporting.class_report",
                                 description="Отчёт об ошибках класса из записей пакетной проверки или выгрузки "
                                             "Gradescope (ничего не проверяется заново).")
     p.add_argument("source", help="папка записей (OUT/records после --batch ... --report OUT) или выгрузка Gradescope "
@@ -750,7 +761,7 @@ def _main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, OldRecords, UsageError) as exc:
         print(f"ошибка: {exc}", file=sys.stderr)
         return 2
-    from grader import homeworks
+    from grader.base import homeworks
 
     out = Path(args.out)
     name = homework_of(records, args.homework)

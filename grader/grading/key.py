@@ -2,15 +2,17 @@
 
 The code that computes an expected answer (an oracle, the replay of a typical mistake, a value a hint needs) lives
 in the instructor's modules ``tests/<hw>/key/<part>.py``, which the student's copy does not hold
-(grader.release) and a worker never sees (grader.boundary.zygote). A check reaches them through
+(grader.authoring.release) and a worker never sees (grader.boundary.zygote). A check reaches them through
 ``key = answer_key("ppo")`` and ``key.gae_explicit_sum(delta, gamma, lam)``:
 
 - on the public inputs (the ones the student's copy holds) the answer comes from the records
-  ``tests/<hw>/answers/<part>.json``, which ``python -m grader.answers`` writes by running the reference with the
+  ``tests/<hw>/answers/<part>.json``, which ``python -m grader.grading.public_answers`` writes by running the reference
+  with the
   instructor's modules; in the copy and in the instructor's checkout alike, so the copy's verdicts and feedback are
   the instructor's on those inputs;
-- on hidden inputs (grader.hidden) the answers recorded once for the instructor's secret
-  (grader.hidden_answers), and the instructor's module for what no grade of the reference asked (the student's own
+- on hidden inputs (grader.grading.hidden) the answers recorded once for the instructor's secret
+  (grader.grading.hidden_answers), and the instructor's module for what no grade of the reference asked (the student's
+  own
   run) or a typical mistake's answer a failed check wants.
 
 A record is found by the function's name and the inputs it was called with, compared with a tolerance (the
@@ -33,10 +35,12 @@ from pathlib import Path
 
 import numpy as np
 
-CURRENT = {"test": "", "hidden": False}  # the check now running (grader.plugin sets it); "" while a module loads
-RECORDING: dict | None = None  # part -> entries, while python -m grader.answers runs the reference
-RECORD_ENV = "HWKIT_RECORD"  # the file the checking process writes RECORDING to (python -m grader.answers)
-HIDDEN_ONLY = {"on": False}  # record only the calls of checks on hidden inputs (python -m grader.secret)
+# the check now running (grader.grading.plugin sets it); "" while a module loads
+CURRENT = {"test": "", "hidden": False}
+RECORDING: dict | None = None  # part -> entries, while python -m grader.grading.public_answers runs the reference
+# the file the checking process writes RECORDING to (python -m grader.grading.public_answers)
+RECORD_ENV = "HWKIT_RECORD"
+HIDDEN_ONLY = {"on": False}  # record only the calls of checks on hidden inputs (python -m grader.grading.secret)
 MISSING = "ошибка набора проверок: нет записанного ответа"  # starts every MissingAnswer's message
 RTOL, ATOL = 1e-9, 1e-12  # how close recorded inputs must be to these (floating-point noise of another machine)
 SMALL = 48  # arrays up to this size are recorded whole; larger ones by a few sums
@@ -97,9 +101,10 @@ class AnswerKey:
 
     def _hidden(self, name: str, args: tuple, kwargs: dict):
         """A key call of a check on hidden inputs: recorded on public inputs (a check on hidden inputs may still ask
-        about public ones), else recorded for the secret in force (grader.hidden_answers), else computed: inputs no
+        about public ones), else recorded for the secret in force (grader.grading.hidden_answers), else computed: inputs
+        no
         grade of the reference made (the student's own run) or inputs that are no data (a module of the student's).
-        While ``python -m grader.secret`` records, every call it computes is recorded, with the CPU it took."""
+        While ``python -m grader.grading.secret`` records, every call it computes is recorded, with the CPU it took."""
         module = self._instructor()
         if name in getattr(module, "FROM_THE_RUN", ()):
             # inputs from the student's own run (its episodes, its transitions): no grade of the reference made them,
@@ -124,7 +129,7 @@ class AnswerKey:
         return value
 
     def _find_hidden(self, name: str, inputs) -> dict | None:
-        from grader import hidden_answers
+        from grader.grading import hidden_answers
 
         try:
             recorded = hidden_answers.entries(self._tests_dir, self._part)
@@ -157,7 +162,7 @@ class AnswerKey:
             return decode(found["answer"])
         raise MissingAnswer(f"{MISSING} {name} на этих входах в tests/{self._tests_dir.name}/answers/"
                             f"{self._part}.json (проверка «{CURRENT['test']}»). Обновите копию набора; "
-                            "преподавателю: python -m grader.answers")
+                            "преподавателю: python -m grader.grading.public_answers")
 
 
 class _Later:

@@ -14,9 +14,9 @@ import pickle
 
 import numpy as np
 
+from grader.base.escape import identifiers, one_line
 from grader.boundary import journal, wire
 from grader.boundary.errors import BadAnswer, WorkerCrashed
-from grader.escape import identifiers, one_line
 
 
 def shape(answer, tag: str, n: int) -> bool:

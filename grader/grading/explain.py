@@ -9,10 +9,10 @@ from __future__ import annotations
 import traceback
 from pathlib import Path
 
+from grader.base.escape import one_line
 from grader.boundary.errors import BadAnswer, CallTimeout, HungFunction, RemoteError, WorkerCrashed
 from grader.boundary.loading import MissingFunction, ModuleLoadError
-from grader.checks import CheckFailure
-from grader.escape import one_line
+from grader.grading.checks import CheckFailure
 
 _MAX_MESSAGE = 300
 

@@ -1,4 +1,4 @@
-"""Write the student's copy of the repository: ``python -m grader.release OUT_DIR [--classroom]``.
+"""Write the student's copy of the repository: ``python -m grader.authoring.release OUT_DIR [--classroom]``.
 
 The copy holds what a student needs to do and check the homework: the generated stubs, provided modules
 and notebook, the task statements, the graded suites and the grader. It is made of the files git tracks when
@@ -22,9 +22,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from grader import extras, homeworks, notebook_build
-from grader.build import stale
-from grader.homeworks import ROOT
+from grader.authoring import notebook_build
+from grader.authoring.build import stale
+from grader.base import extras, homeworks
+from grader.base.homeworks import ROOT
 
 # What never goes into the student's copy. A pattern with a "/" is a path relative to the repository (a folder
 # drops everything under it); one without is a glob matched against every part of a path.
@@ -36,10 +37,11 @@ EXCLUDED = [
     "benchmarks/class_report.py", "benchmarks/data", "benchmarks/class_with_burner.py",
     ".benchmarks", ".ci",
     "docs", ".git", ".github",
-    "grader/build.py", "grader/stubs.py", "grader/notebook_build.py", "grader/batch.py", "grader/release.py",
-    "grader/gradescope.py", "grader/constraints.py", "grader/answers.py", "grader/secret.py",
-    "grader/budget.py", "grader/extras.py",
-    "grader/report_class.py", "grader/report_class.schema.json",  # the class report: for instructors only
+    "grader/authoring",  # the instructor's tools that make the homework
+    "grader/batch.py", "grader/gradescope.py", "grader/grading/submissions.py",  # grading a class
+    "grader/grading/public_answers.py", "grader/grading/secret.py", "grader/grading/budget.py", "grader/base/extras.py",
+    # the class report: for instructors only
+    "grader/reporting/class_report.py", "grader/reporting/class_report.schema.json",
     "*.egg-info", "__pycache__", ".pytest_cache", ".ipynb_checkpoints", "build", "dist", "out", ".venv", "venv",
 ]
 GIT_TIMEOUT = 30  # seconds for one git command
@@ -141,7 +143,7 @@ def classroom_workflow() -> str:
 
 def stale_files() -> list[str]:
     """Every homework's generated files that are out of date (paths relative to the kit). Without nbformat (the
-    notebook's freshness cannot be checked): the one line of grader.extras naming the extra, and exit 2."""
+    notebook's freshness cannot be checked): the one line of grader.base.extras naming the extra, and exit 2."""
     module, extra, _ = notebook_build.NEEDS
     extras.require(module, extra, "checking that the notebook is up to date (--force skips the check)")
     return [str(path.relative_to(ROOT)) for hw in homeworks.available() for path in stale(hw)]
@@ -156,7 +158,7 @@ def leaks(contents: dict[str, bytes]) -> list[str]:
 def key_leaks(contents: dict[str, bytes]) -> list[str]:
     """What of the instructor's answer key ``contents`` (relative POSIX path: bytes) would give away: a file of a key
     folder, the secret of the hidden inputs, or the body of a key function copied into a shipped module."""
-    from grader.hidden import DEFAULT_SECRET, secret
+    from grader.grading.hidden import DEFAULT_SECRET, secret
 
     found = [rel for rel in contents if fnmatch.fnmatchcase(rel, "tests/*/key/*")]
     bodies: dict[str, str] = {}
@@ -202,7 +204,7 @@ def release(out: Path, classroom: bool = False, force: bool = False) -> list[Pat
         raise ReleaseError(f"{out} is not empty")
     out_of_date = [] if force else stale_files()
     if out_of_date:
-        raise ReleaseError("generated files are out of date; run `python -m grader.build` first: "
+        raise ReleaseError("generated files are out of date; run `python -m grader.authoring.build` first: "
                            + ", ".join(out_of_date))
     contents = {rel.as_posix(): student_content(rel) for rel in student_files()}
     leaking = leaks(contents)
@@ -227,7 +229,7 @@ def release(out: Path, classroom: bool = False, force: bool = False) -> list[Pat
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m grader.release", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m grader.authoring.release", description=__doc__.splitlines()[0])
     p.add_argument("out", help="the folder to write the student's copy into (new or empty, outside the repository)")
     p.add_argument("--classroom", action="store_true", help="add .github/workflows/classroom.yml (GitHub Classroom)")
     p.add_argument("--force", action="store_true", help="do not refuse when generated files are stale")

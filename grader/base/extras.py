@@ -3,7 +3,8 @@
 A tool that needs a package of an extra (``nbformat`` to build the notebook, the kit's own test packages) gets it
 from :func:`require`; where the package is missing, the tool ends with exit 2 and one line on stderr naming the
 extra to install, never a traceback. :func:`missing` says the same line without ending anything, for a tool that can
-do the rest of its work without the package (``grader.build --check`` checks the modules, then says the notebook
+do the rest of its work without the package (``grader.authoring.build --check`` checks the modules, then says the
+notebook
 needs the extra).
 """
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 
 
 def _tool() -> str:
-    """The running tool's name as its messages start (``build`` for ``python -m grader.build``)."""
+    """The running tool's name as its messages start (``build`` for ``python -m grader.authoring.build``)."""
     return Path(sys.argv[0]).stem if sys.argv and sys.argv[0] not in ("", "-c") else "grader"
 
 

@@ -1,10 +1,10 @@
-"""Record the answer key on the public inputs: ``python -m grader.answers [HW] [PART ...] [--check]``.
+"""Record the answer key on the public inputs: ``python -m grader.grading.public_answers [HW] [PART ...] [--check]``.
 
 Runs each part's checks on the reference (``solutions/``) with the instructor's modules of the answer key
 (``tests/<hw>/key/``) and writes every key call it made, inputs and answer, to ``tests/<hw>/answers/<part>.json``:
-what the student's copy, which holds no key, compares with (grader.key). ``--check`` writes nothing and exits 1
+what the student's copy, which holds no key, compares with (grader.grading.key). ``--check`` writes nothing and exits 1
 when a record is missing, extra, or its answer moved beyond floating-point noise, and exits 2 when the key's
-answers on hidden inputs (grader.hidden_answers) are missing or stale for the secret in force.
+answers on hidden inputs (grader.grading.hidden_answers) are missing or stale for the secret in force.
 """
 from __future__ import annotations
 
@@ -19,10 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
-from grader import hidden_answers, homeworks, key
-from grader.hidden import INPUTS_ENV
-from grader.homeworks import ROOT, Homework, Part
-from grader.key import keyed_parts
+from grader.base import homeworks
+from grader.base.homeworks import ROOT, Homework, Part
+from grader.grading import hidden_answers, key
+from grader.grading.hidden import INPUTS_ENV
+from grader.grading.key import keyed_parts
 
 ANSWER_RTOL = 1e-7  # a recorded answer is stale when it moved more than this (another machine's rounding moves less)
 
@@ -34,7 +35,7 @@ class AnswersError(Exception):
 def record(hw: Homework, part: Part) -> list[dict]:
     """The key calls the reference's run of ``part``'s checks makes on public inputs, one entry per distinct
     function and inputs, in the order first made."""
-    from grader.runner import PYTEST_FLAGS, checking_environment
+    from grader.grading.runner import PYTEST_FLAGS, checking_environment
 
     with tempfile.TemporaryDirectory(prefix="hwanswers-") as tmp:
         out = Path(tmp) / "recorded.json"
@@ -119,7 +120,7 @@ def stale_sources(hw: Homework) -> list[Path]:
 
 def text(hw: Homework, part: Part, entries: list[dict]) -> str:
     """The records file: one entry a line (a change reads as a diff of the calls it changed)."""
-    head = {"homework": hw.name, "part": part.module, "made_by": "python -m grader.answers",
+    head = {"homework": hw.name, "part": part.module, "made_by": "python -m grader.grading.public_answers",
             "sources": sources(hw, part), "numpy": np.__version__}
     lines = [json.dumps(e, ensure_ascii=False, separators=(",", ":")) for e in entries]
     return (json.dumps(head, ensure_ascii=False)[:-1] + ', "entries": [\n' + ",\n".join(lines) + "\n]}\n")
@@ -143,7 +144,7 @@ def stale(hw: Homework, part: Part, entries: list[dict]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m grader.answers", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m grader.grading.public_answers", description=__doc__.splitlines()[0])
     p.add_argument("homework", nargs="?", help="default: every homework")
     p.add_argument("parts", nargs="*", help="default: every part with an answer key")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 when a record is out of date")

@@ -15,7 +15,7 @@ try:
 except ModuleNotFoundError:  # Python < 3.11
     import tomli as tomllib
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class UsageError(Exception):
@@ -33,7 +33,7 @@ class Part:
     bonus_points: float = 0.0
     cost: float = 1.0  # how long the part takes to grade, relative to the others: for scheduling only
     timeout_hints: tuple[tuple[str, str], ...] = ()  # (function, what to look at when it runs past the limit)
-    # the CPU seconds all the part's calls together may use, hidden checks included (python -m grader.budget
+    # the CPU seconds all the part's calls together may use, hidden checks included (python -m grader.grading.budget
     # records it with the figure it comes from: the CPU the loop-heavy variant spent on the part in the grade)
     cpu: float | None = None
     variant_cpu: float | None = None

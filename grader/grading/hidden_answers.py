@@ -1,8 +1,10 @@
 """The answer key's answers on hidden inputs, recorded once per secret, beside it: ``<secret>.answers/<part>.json``.
 
-A check on hidden inputs asks the answer key (grader.key) as a check on public inputs does. What it asks on inputs
+A check on hidden inputs asks the answer key (grader.grading.key) as a check on public inputs does. What it asks on
+inputs
 made from the secret alone (a hidden seed's MDP, trajectory or batch) is the same in every grade of that secret, so
-it is computed once: ``python -m grader.secret HW --new`` records it for each candidate secret while the reference
+it is computed once: ``python -m grader.grading.secret HW --new`` records it for each candidate secret while the
+reference
 is graded on that secret's hidden inputs, and keeps it with the accepted secret; ``--record`` records it for the
 secret in force. A grade, a batch and a Gradescope container then read it; the key computes only what no grade of
 the reference asked: a call on inputs the student's own run made (the replay of a journal the reference would not
@@ -10,15 +12,16 @@ have written), or a typical mistake's answer wanted by a failed check.
 
 The records sit beside the secret (``tests/<hw>/key/secret.answers/`` for ``tests/<hw>/key/secret``, whether the
 file exists or the kit's default secret is in force; beside the file HWKIT_SECRET_FILE names otherwise), in the
-instructor's key folder, which the student's copy never holds (grader.release) and a worker never sees.
+instructor's key folder, which the student's copy never holds (grader.authoring.release) and a worker never sees.
 
 A record says what it is valid for: the secret's fingerprint, a digest of the answer key's modules (``key/*.py``)
 and the checks' version, a digest of the homework's test modules and the modules they share with the worker (what
 makes the hidden inputs and the key calls). A digest, not a declared version: no one has to remember to raise it,
 and a record made for a check's old inputs is never read for its new ones. One differing makes the record stale;
 a stale or missing record is the kit's error, never a pass and never a silent recomputation: the grade for the
-record refuses to start (grader.cli, grader.batch), ``grader.gradescope`` and ``grader.answers --check`` refuse
-with exit 2, and a check that asks it anyway fails with the kit's error (grader.key.MissingAnswer).
+record refuses to start (grader.cli, grader.batch), ``grader.gradescope`` and ``grader.grading.public_answers --check``
+refuse
+with exit 2, and a check that asks it anyway fails with the kit's error (grader.grading.key.MissingAnswer).
 """
 from __future__ import annotations
 
@@ -28,11 +31,11 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.hidden import fingerprint, secret, secret_file
-from grader.key import keyed_parts
+from grader.grading.hidden import fingerprint, secret, secret_file
+from grader.grading.key import keyed_parts
 
 FORMAT = 1  # the records' own format
-RECORD_COMMAND = "python -m grader.secret {hw} --record"
+RECORD_COMMAND = "python -m grader.grading.secret {hw} --record"
 MISSING = "не записаны"
 STALE = ("ошибка набора проверок: ответы ключа на скрытых входах для секрета {secret} {what} ({parts}): "
          "запишите их командой " + RECORD_COMMAND)
@@ -163,9 +166,10 @@ def text(hw, part: str, made: list[dict], cpu: float) -> str:
 
 
 def write(hw, recorded: dict[str, list[dict]], parts: list[str]) -> list[Path]:
-    """Write each part's record from the key calls a recording grade made (grader.key.RECORDING: part -> entries,
+    """Write each part's record from the key calls a recording grade made (grader.grading.key.RECORDING: part ->
+    entries,
     those on hidden inputs flagged), one entry per distinct function and inputs; return the files."""
-    from grader.answers import distinct
+    from grader.grading.public_answers import distinct
 
     out = []
     for part in parts:

@@ -1,7 +1,9 @@
 """Grades into the LMS: the import file Canvas or Moodle documents, from a class's records and a roster.
 
-``--roster FILE --lms canvas|moodle`` on ``check.py HW --batch DIR`` and on ``python -m grader.report_class SOURCE
-OUT`` (records of a batch, or a Gradescope export). The file is a reader of the records (grader.report_class), like
+``--roster FILE --lms canvas|moodle`` on ``check.py HW --batch DIR`` and on ``python -m grader.reporting.class_report
+SOURCE
+OUT`` (records of a batch, or a Gradescope export). The file is a reader of the records (grader.reporting.class_report),
+like
 the class report: nothing is graded again.
 
 - **The roster** is a CSV of the instructor's: ``submission,lms_id`` and optionally ``name`` (other columns are
@@ -22,7 +24,7 @@ the class report: nothing is graded again.
   submission (or, by its Classroom login, more than one) and a roster line whose submission was not graded (an empty
   folder: no grade is written, so the LMS keeps what it has) are listed, and the command exits 1; the file still holds
   every grade that was matched. A refusal or a faulty roster exits 2 without writing it.
-- Every cell is escaped for a spreadsheet (grader.escape.csv_cell).
+- Every cell is escaped for a spreadsheet (grader.base.escape.csv_cell).
 """
 from __future__ import annotations
 
@@ -34,8 +36,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import escape
-from grader.homeworks import UsageError
+from grader.base import escape
+from grader.base.homeworks import UsageError
 
 FORMATS = ("canvas", "moodle")
 LABEL = {"canvas": "Canvas", "moodle": "Moodle"}
@@ -69,7 +71,7 @@ class Export:
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
-    """The command-line options of the LMS file (the batch's and grader.report_class's alike)."""
+    """The command-line options of the LMS file (the batch's and grader.reporting.class_report's alike)."""
     parser.add_argument("--lms", choices=FORMATS, help="записать файл импорта оценок в LMS (Canvas или Moodle; "
                                                        "нужен --roster)")
     parser.add_argument("--roster", metavar="FILE", help="с --lms: список группы, CSV submission,lms_id[,name] "
@@ -190,7 +192,7 @@ def refused(records: list[dict], homework: str = "ДЗ") -> str | None:
         lines.append(f"самопроверка (только открытые входы, без скрытых): {_few(public)}")
     if default:
         lines.append(f"секрет скрытых входов по умолчанию (его знает каждый, у кого есть набор): {_few(default)}; "
-                     f"заведите свой: python -m grader.secret {homework} --new")
+                     f"заведите свой: python -m grader.grading.secret {homework} --new")
     if unknown:
         lines.append(f"в записи не сказано, на каких входах и с каким секретом она проверена: {_few(unknown)}")
     if not lines:
@@ -297,8 +299,8 @@ def write(export: Export, records: list[dict], homework: str = "ДЗ", stream=No
 def check_batch(export: Export, hw, selected, folder: Path) -> None:
     """Before a batch is graded: what would make its grades unfit for the LMS, as a usage error (the same rule
     :func:`refused` applies to the records afterwards)."""
-    from grader.hidden import hidden_available
-    from grader.secret import is_default
+    from grader.grading.hidden import hidden_available
+    from grader.grading.secret import is_default
 
     if len(selected) != len(hw.parts) or any(tests is not None for _, tests in selected):
         raise UsageError(f"--lms {export.lms}: в LMS выгружается оценка за всю работу — уберите выбор частей и "
@@ -308,8 +310,8 @@ def check_batch(export: Export, hw, selected, folder: Path) -> None:
                          "открытых входах, а в LMS выгружается только оценка для ведомости")
     if is_default(hw):
         raise UsageError(f"--lms {export.lms}: скрытые входы из секрета по умолчанию (его знает каждый, у кого есть "
-                         f"набор) — такая оценка не для ведомости; заведите свой: python -m grader.secret {hw.name} "
-                         "--new")
+                         "набор) — такая оценка не для ведомости; заведите свой: "
+                         f"python -m grader.grading.secret {hw.name} --new")
     path, root = export.path.resolve(), folder.resolve()
     if path == root or root in path.parents:
         raise UsageError("файл для LMS (--lms-file) не должен лежать в папке с работами: проверка не пишет в работы "
@@ -317,10 +319,11 @@ def check_batch(export: Export, hw, selected, folder: Path) -> None:
 
 
 def batch_records(subs) -> list[dict]:
-    """The records of a batch's submissions (grader.batch.Submission), as ``--report`` writes them (without the
+    """The records of a batch's submissions (grader.grading.submissions.Submission), as ``--report`` writes them
+    (without the
     failure texts, which the LMS file does not read)."""
-    from grader import report_class
+    from grader.reporting import class_report
 
-    return [report_class.record_from_results(s.name, [] if s.error else s.results, [],
+    return [class_report.record_from_results(s.name, [] if s.error else s.results, [],
                                              error=s.error or ("" if s.results else "нет результатов"))
             for s in subs]

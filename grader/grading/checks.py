@@ -16,8 +16,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from grader.escape import one_line
-from grader.report import DIAGNOSIS  # the words that name a typical mistake
+from grader.base.escape import one_line
+from grader.base.results import DIAGNOSIS  # the words that name a typical mistake
+from grader.boundary.session import PROBING
 
 
 class CheckFailure(AssertionError):
@@ -28,7 +29,7 @@ class CheckFailure(AssertionError):
     function: str | None = None
     defer: dict | None = None
     differs: tuple[tuple[int, ...], int] | None = None  # an array answer's shape and the flat index of its first
-    # differing item: -v shows the answer around it (grader.summary.value)
+    # differing item: -v shows the answer around it (grader.base.call_summary.value)
     diagnosis: str = ""  # the line that names a typical mistake («Похоже на типичную ошибку: …»), as printed
 
 
@@ -41,7 +42,7 @@ class Defer(str):
     """A hint that sends the student to other checks first: ``Defer("сначала исправьте проверку «…» выше: …",
     "test_fork")``. The report shows it only when one of ``checks`` (test names, with or without their
     ``[parameters]``, or a function: its checks) failed too and is shown above, with the command that reruns it;
-    otherwise the hint is left out (grader.report.told). A hint about a function the student's one may call
+    otherwise the hint is left out (grader.reporting.feedback.told). A hint about a function the student's one may call
     is given only when it did (:func:`went_through`)."""
 
     def __new__(cls, text: str, *checks: str):
@@ -57,9 +58,9 @@ def graded(title: str, *, subject: str | tuple[str, ...], weight: float = 1.0, b
     of a check that compares several (then :func:`about` says which one failed, else the first is meant).
     ``title`` and ``subject`` may use the test's parameters: ``"курьер, λ = {lam}"``, ``"{method}"``.
     ``guard``: a check that code doing nothing could pass (a ValueError on bad input, the same answer for the same
-    seed); it counts only when a check of the same function's behaviour passes too (grader.runner).
+    seed); it counts only when a check of the same function's behaviour passes too (grader.grading.runner).
 
-    In the grade for the record every check counts only when each of its gates is open (grader.runner.gated); a
+    In the grade for the record every check counts only when each of its gates is open (grader.grading.runner.gated); a
     gate is a function (the check's subjects), or ``gate``: one behaviour of a function that works on its own
     (train's GRPO, ``algo='grpo'``). A gate opens when one of its ``oracle`` checks passes on hidden inputs (its
     hidden twin, or the check itself run only in the grade): a check whose expected value the answer key computes
@@ -115,9 +116,6 @@ def call_once(function, *args, **kwargs):
     back from its worker (no journal of the environment's steps to record, send and replay)."""
     once = getattr(function, "untracked", None)
     return once(*args, **kwargs) if once is not None else function(*args, **kwargs)
-
-
-PROBING = [0]  # > 0 while a probe runs: its calls are not the call a failure tells of (grader.summary, -v)
 
 
 def attempt(default, f, *args, **kwargs):

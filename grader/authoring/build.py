@@ -1,10 +1,12 @@
 """Generate the student's files from the single source in ``solutions/<hw>/``.
 
-``python -m grader.build [HW ...]`` writes ``homework/<hw>/*.py`` (the stubs of :mod:`grader.stubs`; a module
+``python -m grader.authoring.build [HW ...]`` writes ``homework/<hw>/*.py`` (the stubs of :mod:`grader.authoring.stubs`;
+a module
 without solution regions is copied as provided code), the notebook, when the homework has one
-(:mod:`grader.notebook_build`), and the answer records of a part whose checks, key or reference changed
-(:mod:`grader.answers`) and the key's answers on hidden inputs when missing or stale (:mod:`grader.hidden_answers`),
-and the parts' CPU budgets when a part's limit changed (:mod:`grader.budget`); ``--check``
+(:mod:`grader.authoring.notebook_build`), and the answer records of a part whose checks, key or reference changed
+(:mod:`grader.grading.public_answers`) and the key's answers on hidden inputs when missing or stale
+(:mod:`grader.grading.hidden_answers`),
+and the parts' CPU budgets when a part's limit changed (:mod:`grader.grading.budget`); ``--check``
 writes nothing and exits 1 when a generated file is out of date. Building the notebook needs nbformat (the
 ``dev`` extra): without it ``--check`` checks the rest, then says in one line what to install and exits 2, and the
 build writes nothing and says the same.
@@ -15,10 +17,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from grader import answers, budget, extras, hidden_answers, homeworks, key, notebook_build
-from grader.answers import AnswersError, keyed_parts, stale_sources
-from grader.homeworks import ROOT
-from grader.stubs import BuildError, make_stub
+from grader.authoring import notebook_build
+from grader.authoring.stubs import BuildError, make_stub
+from grader.base import extras, homeworks
+from grader.base.homeworks import ROOT
+from grader.grading import budget, hidden_answers, key, public_answers
+from grader.grading.public_answers import AnswersError, keyed_parts, stale_sources
 
 
 def generated_files(hw_name: str, notebook: bool = True) -> dict[Path, str]:
@@ -45,22 +49,24 @@ def build(hw_name: str, check: bool = False, notebook: bool = True) -> list[Path
 
 
 def records(hw_name: str, check: bool = False) -> list[Path]:
-    """The answer records (grader.answers) made from other sources than today's, then the key's answers on the
-    hidden inputs of the secret in force when missing or stale (grader.hidden_answers); remade unless ``check``."""
+    """The answer records (grader.grading.public_answers) made from other sources than today's, then the key's answers
+    on the
+    hidden inputs of the secret in force when missing or stale (grader.grading.hidden_answers); remade unless
+    ``check``."""
     hw = homeworks.load(hw_name)
     out = stale_sources(hw)
     if not check:
         for path in out:
             part = next(p for p in keyed_parts(hw) if key.answers_path(hw.tests_dir, p.module) == path)
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(answers.text(hw, part, answers.record(hw, part)).encode("utf-8"))
+            path.write_bytes(public_answers.text(hw, part, public_answers.record(hw, part)).encode("utf-8"))
     return out + hidden_records(hw, check)
 
 
 def hidden_records(hw: homeworks.Homework, check: bool = False) -> list[Path]:
     """The records of the key's answers on hidden inputs that are missing or stale; remade unless ``check``
-    (grader.secret.record: the reference's grade on hidden inputs, which must pass)."""
-    from grader import secret
+    (grader.grading.secret.record: the reference's grade on hidden inputs, which must pass)."""
+    from grader.grading import secret
 
     stale = hidden_answers.problems(hw.tests_dir, [p.module for p in keyed_parts(hw)])
     if stale and not check:
@@ -72,7 +78,7 @@ def hidden_records(hw: homeworks.Homework, check: bool = False) -> list[Path]:
 
 
 def budgets(hw_name: str, check: bool = False) -> list[Path]:
-    """``parts.toml`` when a part's recorded CPU budget is stale (grader.budget); remade unless ``check``."""
+    """``parts.toml`` when a part's recorded CPU budget is stale (grader.grading.budget); remade unless ``check``."""
     hw = homeworks.load(hw_name)
     out = budget.stale(hw)
     if out and not check:
@@ -82,14 +88,15 @@ def budgets(hw_name: str, check: bool = False) -> list[Path]:
 
 def stale(hw_name: str) -> list[Path]:
     """Generated files that differ from what the build would write now, answer records made from other
-    sources than today's (grader.answers: ``python -m grader.answers`` remakes them), and a ``parts.toml`` whose
-    CPU budgets are stale (grader.budget)."""
+    sources than today's (grader.grading.public_answers: ``python -m grader.grading.public_answers`` remakes them), and
+    a ``parts.toml`` whose
+    CPU budgets are stale (grader.grading.budget)."""
     hw = homeworks.load(hw_name)
     return build(hw_name, check=True) + stale_sources(hw) + budget.stale(hw)
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m grader.build", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m grader.authoring.build", description=__doc__.splitlines()[0])
     p.add_argument("homeworks", nargs="*", help="default: all")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 when something is out of date")
     args = p.parse_args(argv)
