@@ -13,6 +13,8 @@ One module per concern; each docstring says what it accepts from the worker, and
 - :mod:`confine`: the worker's confinement (namespaces and its file system view, resource limits, no new
   processes), and the clean environment it starts with;
 - :mod:`zygote` (checking side) and :mod:`worker` (``zygote()``): the confined process that forks the workers;
+- :mod:`template`: the worker template zygotes are forked from in a batch; :mod:`forkserver`: the fork server
+  both of the grader's templates are;
 - :mod:`link`: one session's worker at a time, started, asked and discarded; :mod:`channel`: its pipes;
 - :mod:`meter`: what each request costs, the worker's CPU time and waiting as the kernel counts them;
 - :mod:`staging`: what of the submission the worker gets (its modules in a fresh scratch folder);
@@ -20,6 +22,7 @@ One module per concern; each docstring says what it accepts from the worker, and
 - :mod:`replies`: an answer judged, and what the call did to its arguments;
 - :mod:`journal`: the calls made on the kit's environments, recorded there and replayed here;
 - :mod:`hang`: where the code was when a call ran past its time limit;
+- :mod:`tracing`: which of the student's own functions a call went through;
 - :mod:`errors`: what a failed call raises here; :mod:`proxy` and :mod:`session`: what a graded test holds;
 - :mod:`worker` and :mod:`loading`: the worker's own side, the only code that imports the submission.
 """
