@@ -152,7 +152,7 @@ def test_gradescope_export_gives_the_same_report(tmp_path, monkeypatch):
     assert [m["text"] for m in data["extra_data"]["mistakes"]] == [GAE_FORWARD, NO_LAMBDA]  # every output is read
     out = tmp_path / "report"
     assert class_report.main([str(root.parent), str(out), "--tables"]) == 0
-    got = json.loads((out / "feedback.json").read_text(encoding="utf-8"))
+    got = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert not errors(got, SCHEMA)
     named = {m["text"]: m["submissions"] for m in got["mistakes"]}
     assert named == {GAE_FORWARD: ["Анна Петрова"], NO_LAMBDA: ["Анна Петрова"]}  # Борис's was hidden
@@ -171,7 +171,7 @@ def test_gradescope_export_gives_the_same_report(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     assert class_report.main([zipped, str(tmp_path / "from_zip"), "--tables"]) == 0
     assert not list((tmp_path / "tmp").iterdir())  # the students' files extracted from the zip are not left behind
-    again = json.loads((tmp_path / "from_zip" / "feedback.json").read_text(encoding="utf-8"))
+    again = json.loads((tmp_path / "from_zip" / "report.json").read_text(encoding="utf-8"))
     assert again["mistakes"] == got["mistakes"]
 
 
@@ -179,12 +179,12 @@ def test_anonymized_report_keeps_no_name_and_its_hashes_are_stable(tmp_path):
     root = _export(tmp_path)
     for run in ("a", "b"):
         assert class_report.main([str(root), str(tmp_path / run), "--anonymize", "--salt", "осень", "--tables"]) == 0
-    texts = {run: {f: (tmp_path / run / f).read_text(encoding="utf-8") for f in ("index.html", "feedback.json",
+    texts = {run: {f: (tmp_path / run / f).read_text(encoding="utf-8") for f in ("index.html", "report.json",
                                                                                    "mistakes.csv")} for run in "ab"}
     assert texts["a"] == texts["b"]  # the same names, the same salt: the same hashes
     for text in texts["a"].values():
         assert "Анна" not in text and "Борис" not in text and "calc" not in text and "results.json\"" not in text
-    names = [s["name"] for s in json.loads(texts["a"]["feedback.json"])["submissions"]]
+    names = [s["name"] for s in json.loads(texts["a"]["report.json"])["submissions"]]
     assert names == sorted(names, key=lambda n: names.index(n)) and all(re.fullmatch(r"работа-[0-9a-f]{10}", n)
                                                                         for n in names)
     assert class_report.anonymous("Анна Петрова", "осень") in names
@@ -216,7 +216,7 @@ def test_records_of_the_old_form_are_refused_with_how_to_grade_again(tmp_path, c
     assert class_report.main([str(tmp_path / "records"), str(tmp_path / "out"), "--tables"]) == 2
     said = capsys.readouterr().err
     assert "прежнего вида" in said and "--batch" in said and "--report" in said, said
-    assert not (tmp_path / "out" / "feedback.json").exists()
+    assert not (tmp_path / "out" / "report.json").exists()
     data = export.gradescope(_results(GAE_LEAD, PASS), 1.0)
     del data["extra_data"]["format"]
     (tmp_path / "export" / "submission_1").mkdir(parents=True)
@@ -263,9 +263,9 @@ def graded_class(tmp_path_factory):
     out = tmp / "report"
     proc = run_check(HW, *PARTS, "--batch", str(folder), "--jobs", "2", "--csv", str(tmp / "scores.csv"),
                      "--report", str(out), timeout=600)
-    assert (out / "feedback.json").is_file(), proc.stdout + proc.stderr
+    assert (out / "report.json").is_file(), proc.stdout + proc.stderr
     rows = {r["submission"]: r for r in csv.DictReader(open(tmp / "scores.csv", encoding="utf-8"))}
-    return tmp, out, json.loads((out / "feedback.json").read_text(encoding="utf-8")), rows
+    return tmp, out, json.loads((out / "report.json").read_text(encoding="utf-8")), rows
 
 
 @pytest.mark.slow
@@ -343,7 +343,7 @@ def test_the_page_parses_and_loads_nothing_and_the_json_validates(graded_class):
     assert len((out / "index.html").read_bytes()) < 300_000
     again = tmp / "again"  # the same report, built again from the records alone
     assert class_report.main([str(out / "records"), str(again), "--tables"]) == 0
-    rebuilt = json.loads((again / "feedback.json").read_text(encoding="utf-8"))
+    rebuilt = json.loads((again / "report.json").read_text(encoding="utf-8"))
     assert rebuilt["mistakes"] == data["mistakes"] and rebuilt["checks"] == data["checks"]
     # the Gradescope path: each feedback's results.json, laid out as an export, names at least what the
     # scoreboard named (its outputs show every failed test in full)
@@ -354,7 +354,7 @@ def test_the_page_parses_and_loads_nothing_and_the_json_validates(graded_class):
             (export_dir / f"submission_{i}").mkdir(parents=True)
             shutil.copy(results, export_dir / f"submission_{i}" / "results.json")
     assert class_report.main([str(export_dir), str(tmp / "gradescope"), "--tables"]) == 0
-    gs = json.loads((tmp / "gradescope" / "feedback.json").read_text(encoding="utf-8"))
+    gs = json.loads((tmp / "gradescope" / "report.json").read_text(encoding="utf-8"))
     assert {(m["part"], m["text"]) for m in data["mistakes"]} <= {(m["part"], m["text"]) for m in gs["mistakes"]}
     assert [c["pass_rate"] for c in gs["checks"]] == [c["pass_rate"] for c in data["checks"]]
 
@@ -411,8 +411,8 @@ def test_a_students_text_never_names_a_typical_mistake(tmp_path, route):
     out = tmp_path / "report"
     proc = run_check(HW, "ppo", "--batch", str(folder), "--jobs", "2", "--timeout", "2", "--report", str(out),
                      timeout=600)
-    assert (out / "feedback.json").is_file(), proc.stdout + proc.stderr
-    data = json.loads((out / "feedback.json").read_text(encoding="utf-8"))
+    assert (out / "report.json").is_file(), proc.stdout + proc.stderr
+    data = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert not errors(data, SCHEMA)
     real = [m for m in data["mistakes"] if m["text"] == FORGED]
     assert [(m["part"], m["function"], m["count"], m["submissions"]) for m in real] == [("ppo", "td_errors", 1,
@@ -427,7 +427,7 @@ def test_a_students_text_never_names_a_typical_mistake(tmp_path, route):
 
 def test_an_anonymized_report_quotes_no_submissions_name(tmp_path):
     """A reason that names a folder ("в папке frank_empty не найдено работы…", as the batch writes it), a part's
-    error naming another, a mistake's text naming a third: neither index.html nor feedback.json has any of the names."""
+    error naming another, a mistake's text naming a third: neither index.html nor report.json has any of the names."""
     records_dir = tmp_path / "records"
     told = GAE_FORWARD + " (работа carol_notebook)"
     lead = _check("test_gae_courier", "GAE курьера", "gae", f"Проверяли: gae\n{told}", diagnosis=told)
@@ -443,9 +443,9 @@ def test_an_anonymized_report_quotes_no_submissions_name(tmp_path):
         class_report.write_record(records_dir, name, record)
     out = tmp_path / "out"
     assert class_report.main([str(records_dir), str(out), "--anonymize", "--salt", "осень", "--tables"]) == 0
-    data = json.loads((out / "feedback.json").read_text(encoding="utf-8"))
+    data = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert len(data["overview"]["reasons"]) == 2 and data["mistakes"]  # the texts that named them are there
-    for file in ("index.html", "feedback.json", "mistakes.csv"):
+    for file in ("index.html", "report.json", "mistakes.csv"):
         text = (out / file).read_text(encoding="utf-8")
         for name in ("alice_ref", "carol_notebook", "frank_empty"):
             assert name not in text, (file, name)
@@ -462,7 +462,7 @@ def test_anonymize_without_a_salt_keys_the_hashes_with_the_instructors_secret(tm
     key.write_text("секрет преподавателя\n", encoding="utf-8")
     monkeypatch.setenv(hidden.SECRET_ENV, str(key))
     assert class_report.main([str(records_dir), str(tmp_path / "a"), "--anonymize", "--tables"]) == 0
-    data = json.loads((tmp_path / "a" / "feedback.json").read_text(encoding="utf-8"))
+    data = json.loads((tmp_path / "a" / "report.json").read_text(encoding="utf-8"))
     names = [s["name"] for s in data["submissions"]]
     assert names == [class_report.anonymous(n, "секрет преподавателя") for n in ("alice", "bob")]
     assert class_report.anonymous("alice", "") not in names
@@ -483,7 +483,7 @@ LONG_REASON = ("ppo.py не загружается: SyntaxError в строке 
 def test_the_layout_keeps_reasons_whole_folds_checks_by_part_and_lets_histograms_wrap(tmp_path):
     """The «not graded» reason is quoted whole (or, past 400 characters, cut after a whole word with «…»); each
     part's checks sit in a <details> whose summary gives the part's pass rate; the histograms' container wraps and
-    scales (no sideways scroll at 1280 px: docs/class-feedback.md says how the screenshot was taken)."""
+    scales (no sideways scroll at 1280 px: docs/class-report.md says how the screenshot was taken)."""
     huge = "слово " * 200 + "конец"
     part = homeworks.load(HW).part("ppo")
     records = [class_report.record_from_results("alice", _results(GAE_LEAD, TD_FAIL, PASS), []),
