@@ -49,7 +49,6 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.authoring.constraints import requirements
 from grader.base import escape, homeworks
 from grader.base.homeworks import ROOT, Homework, UsageError
 from grader.boundary import confine
@@ -57,9 +56,8 @@ from grader.grading import hidden_answers
 from grader.grading.hidden import hidden_available, secret_path
 from grader.reporting import export
 
-# grader.authoring.release and grader.authoring.build are instructor tools that the zip leaves out: only building the
-# zip imports
-# them (inside the functions that build it): run_autograder's `python -m grader.gradescope` runs without them
+# grader.authoring (release, build, constraints) holds instructor tools that the zip leaves out: only building the zip
+# imports them (inside the functions that build it): run_autograder's `python -m grader.gradescope` runs without them
 
 CONFIG = "gradescope.json"
 ROOT_ENV = "GRADESCOPE_ROOT"
@@ -343,6 +341,7 @@ def build(out: Path, homework: str | None = None, parts: list[str] | None = None
     that confines the submission's code neither by namespaces nor by a user of its own grades nobody, unless
     ``allow_unconfined``."""
     from grader.authoring import release  # an instructor tool: in the kit, not in the zip
+    from grader.authoring.constraints import requirements  # so is the install's pins' module
 
     hw, parts = _chosen(homework, parts)
     records = _records(hw)  # cheap: refused before anything is built

@@ -288,7 +288,7 @@ def test_a_saboteur_changes_nothing_of_the_kit_the_classmates_or_the_results(tmp
         (subs / name).mkdir(parents=True)
         (subs / name / "ppo.py").write_text(SOLUTION, encoding="utf-8")
     token = uuid.uuid4().hex
-    targets = {"files": [str(kit / "grader" / "checks.py"), str(kit / "tests" / HW / "test_ppo.py"),
+    targets = {"files": [str(kit / "grader" / "grading" / "checks.py"), str(kit / "tests" / HW / "test_ppo.py"),
                          str(kit / "solutions" / HW / "ppo.py"), str(subs / "anna" / "ppo.py"),
                          str(subs / "boris" / "ppo.py"), str(out / "anna.txt"), str(out / "scores.csv")],
                "folders": [str(kit / "grader"), str(subs / "anna"), str(out), str(subs)]}

@@ -137,7 +137,8 @@ def test_the_unpacked_kit_imports_only_itself(zips, tmp_path):
     from a kit installed on this machine (an editable install would otherwise stand in for a missing module)."""
     _unpack(zips["full"], tmp_path)
     source = tmp_path / "source"
-    modules = sorted(f"grader.{p.stem}" for p in (source / "grader").glob("*.py") if p.stem != "__init__")
+    modules = sorted(".".join(p.relative_to(source).with_suffix("").parts) for p in (source / "grader").rglob("*.py")
+                     if p.stem != "__init__")
     probe = ("import importlib, json, sys\n"
              f"for name in {modules!r}:\n    importlib.import_module(name)\n"
              "print(json.dumps({n: getattr(m, '__file__', None) for n, m in sys.modules.items() "

@@ -97,7 +97,7 @@ def texts(path: Path) -> list[tuple[int, str]]:
 
 def _sources() -> list[Path]:
     suites = [p for hw in homeworks.available() for p in sorted(homeworks.load(hw).tests_dir.glob("test_*.py"))]
-    return suites + [ROOT / "grader" / "checks.py", ROOT / "grader" / "explain.py"]
+    return suites + [ROOT / "grader" / "grading" / "checks.py", ROOT / "grader" / "grading" / "explain.py"]
 
 
 SOURCES = _sources()

@@ -121,9 +121,11 @@ def test_copy_installs_and_imports_its_own_grader(copy, tmp_path):
                 "--disable-pip-version-check", "--target", str(target), str(source), cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     installed = {p.relative_to(target / "grader").as_posix() for p in (target / "grader").rglob("*.py")}
-    assert {"cli.py", "runner.py", "plugin.py", "checks.py", "boundary/loading.py", "boundary/worker.py"} <= installed
-    assert not installed & {"build.py", "stubs.py", "release.py", "batch.py", "notebook_build.py", "gradescope.py",
-                            "report_class.py"}
+    assert {"cli.py", "grading/runner.py", "grading/plugin.py", "grading/checks.py", "boundary/loading.py",
+            "boundary/worker.py"} <= installed
+    assert not installed & {"authoring/build.py", "authoring/stubs.py", "authoring/release.py", "batch.py",
+                            "authoring/notebook_build.py", "gradescope.py", "reporting/class_report.py"}
+    assert not [name for name in installed if name.startswith("authoring/")]
     code = ("import sys, grader.cli, grader.grading.plugin, grader.grading.runner, grader.reporting.export\n"
             "mods = [m for m in sys.modules.values() if m.__name__.split('.')[0] == 'grader']\n"
             "assert all(m.__file__.startswith(sys.argv[1]) for m in mods), [m.__file__ for m in mods]\n"
