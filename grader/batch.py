@@ -21,6 +21,8 @@ every process it started, and keeps what was written (grader.grading.runner.inte
 """
 from __future__ import annotations
 
+import csv
+import os
 import sys
 import threading
 import time
@@ -36,7 +38,7 @@ from grader.grading import hidden_answers
 from grader.grading.runner import STOPPING, checking_template, interruptible, run_parts
 from grader.grading.submissions import Submission, find_submissions
 from grader.reporting import export
-from grader.reporting.feedback import scoreboard, totals
+from grader.reporting.feedback import scoreboard
 
 UNCONFINED_WARNING = (
     "внимание: код работ выполняется без изоляции (--allow-unconfined): ни пространств имён Linux, ни отдельного "
@@ -56,10 +58,10 @@ def grade_submission(hw: Homework, parts: list[tuple[Part, list[str] | None]], s
         return sub
     try:  # one checking process per submission, its workers a user of its own (without namespaces)
         with confine.lease() as uid:
-            sub.results = run_parts(hw, parts, str(sub.path.resolve()), timeout, show_hidden=show_hidden, uid=uid)
+            sub.graded_as(run_parts(hw, parts, str(sub.path.resolve()), timeout, show_hidden=show_hidden, uid=uid))
     except Exception as exc:  # noqa: BLE001 - one submission must never stop the batch
         sub.error = f"{type(exc).__name__}: {exc}"
-        sub.results = []
+        sub.graded_as([])
         if not STOPPING.is_set():  # not a run ended by Ctrl-C (its results are not written)
             traceback.print_exc(file=sys.stderr)
     sub.seconds = time.perf_counter() - started
@@ -82,8 +84,7 @@ class _Progress:
             if sub.error:
                 what = f"не проверена: {sub.error.splitlines()[0]}"  # the whole reason: never cut mid-word
             else:
-                score, max_score, _, _ = totals(sub.results)
-                what = f"{score:.1f} из {max_score:g}"
+                what = f"{sub.totals.score:.1f} из {sub.totals.max_score:g}"
             counter = f"[{self.done:>{len(str(self.total))}}/{self.total}]"
             line = f"{counter} {elapsed // 60}:{elapsed % 60:02d} {sub.name} — {what}"
             if self.tty:
@@ -98,7 +99,7 @@ def csv_row(sub: Submission, hw: Homework, parts: list[Part]) -> dict:
         row = {"submission": sub.name, **{p.id: 0.0 for p in parts}, "total": 0.0,
                "max": sum(p.points for p in parts)}
     else:
-        row = export.csv_row(sub.name, sub.results)
+        row = export.csv_row(sub.name, sub.results, sub.totals)
     row["kind"] = sub.kind
     row["graded"] = sub.graded
     row["seconds"] = round(sub.seconds, 1)
@@ -107,23 +108,26 @@ def csv_row(sub: Submission, hw: Homework, parts: list[Part]) -> dict:
     return row
 
 
-def write_feedback(hw: Homework, sub: Submission, out: Path) -> list[dict]:
-    """``<name>.txt``: the scoreboard and feedback the student would see running the grader on this work;
-    ``<name>.json``: the same in Gradescope's format. Returns the failure texts the scoreboard printed in full
-    (grader.reporting.feedback.scoreboard's ``shown``): what the class report may say this student was told."""
-    shown: list[dict] = []
+def feedback_text(hw: Homework, sub: Submission) -> tuple[str, list[dict]]:
+    """The scoreboard and feedback the student would see running the grader on this work, and the failure texts it
+    printed in full (grader.reporting.feedback.scoreboard's ``shown``): what the class report may say this student
+    was told."""
     if sub.error or not sub.results:
-        text = f"{hw.name}: работа {sub.name} не проверена: {sub.error or 'нет результатов'}"
-    else:
-        notebook_name = escape.name(sub.path.name)
-        source = f"работа {sub.name}" + (f" (тетрадка {sub.graded})" if sub.kind == "notebook" else
-                                          f" (модули из {sub.graded})" if sub.graded not in ("", ".") else "")
-        notebook = f" --notebook {notebook_name}" if sub.kind == "notebook" else ""
-        rerun = f"python homework/check.py {hw.name}{notebook}"
-        text = scoreboard(hw, sub.results, source, rerun, first_run=False, shown=shown)
-        export.write_json(out / f"{sub.stem}.json", sub.results, sub.seconds)
+        return f"{hw.name}: работа {sub.name} не проверена: {sub.error or 'нет результатов'}", []
+    source = f"работа {sub.name}" + (f" (тетрадка {sub.graded})" if sub.kind == "notebook" else
+                                      f" (модули из {sub.graded})" if sub.graded not in ("", ".") else "")
+    notebook = f" --notebook {escape.name(sub.path.name)}" if sub.kind == "notebook" else ""
+    shown: list[dict] = []
+    text = scoreboard(hw, sub.results, source, f"python homework/check.py {hw.name}{notebook}", first_run=False,
+                      shown=shown, totals=sub.totals)
+    return text, shown
+
+
+def write_feedback(sub: Submission, text: str, out: Path) -> None:
+    """``<name>.txt``: the feedback ``text``; ``<name>.json``: the same results in Gradescope's format."""
+    if not sub.error and sub.results:
+        export.write_json(out / f"{sub.stem}.json", sub.results, sub.seconds, sub.totals)
     (out / f"{sub.stem}.txt").write_bytes((text + "\n").encode("utf-8"))
-    return shown
 
 
 def run(hw: Homework, parts: list[tuple[Part, list[str] | None]], folder: Path, jobs: int = 2,
@@ -135,6 +139,35 @@ def run(hw: Homework, parts: list[tuple[Part, list[str] | None]], folder: Path, 
     A grade for the record: hidden inputs too, from the instructor's secret (grader.grading.secret); the kit's default
     secret only with ``allow_default_secret``. A failure on hidden inputs keeps its detail (inputs, expected answer,
     the student's text) out of the feedback and the report unless ``show_hidden`` (grader.grading.runner.withheld)."""
+    refuse_to_grade(hw, parts, allow_default_secret, allow_unconfined)
+    if not folder.is_dir():
+        raise UsageError(f"папки с работами {folder} нет")
+    feedback, report = output_folders(folder, feedback_dir, report_dir)
+    subs = find_submissions(folder, hw)
+    if not subs:
+        raise UsageError(f"в папке {folder} нет работ: ожидаются папки с модулями или тетрадки .ipynb")
+    if confine.mode() != "namespaces":
+        print(SEPARATE_USER_NOTE.format(first=confine.UID_BASE) if confine.mode() == "user" else UNCONFINED_WARNING,
+              file=stream or sys.stderr)
+    outputs = Outputs(hw, [p for p, _ in parts], csv_path, feedback, report)
+    try:
+        with confine.closed_to_workers(folder):  # its outputs too: the CSV, the feedback, the records
+            outputs.open()
+            grade_class(hw, parts, subs, jobs, timeout, show_hidden, outputs, _Progress(len(subs), stream))
+            outputs.close(subs)
+    except KeyboardInterrupt:
+        print(outputs.interrupted(len(subs)), file=stream or sys.stderr)
+        raise
+    print(summary(hw, subs, outputs.parts))
+    if report is not None:
+        print(build_class_report(hw, report, folder))
+    return subs
+
+
+def refuse_to_grade(hw: Homework, parts: list[tuple[Part, list[str] | None]], allow_default_secret: bool,
+                    allow_unconfined: bool) -> None:
+    """A grade for the record needs the instructor's secret (or ``allow_default_secret``), confinement (or
+    ``allow_unconfined``) and the key's answers on the hidden inputs of every part graded whole: else UsageError."""
     from grader.grading.secret import refused
 
     if refused(hw, allow_default_secret):
@@ -146,8 +179,11 @@ def run(hw: Homework, parts: list[tuple[Part, list[str] | None]], folder: Path, 
     whole = [part.module for part, tests in parts if tests is None]
     if hidden_answers.refusal(hw, whole):
         raise UsageError(hidden_answers.refusal(hw, whole))
-    if not folder.is_dir():
-        raise UsageError(f"папки с работами {folder} нет")
+
+
+def output_folders(folder: Path, feedback_dir: str | None, report_dir: str | None) -> tuple[Path | None, Path | None]:
+    """The feedback's folder (the report's ``feedback/`` unless ``--feedback`` says where) and the report's, neither
+    in the class folder: the grader never writes into the students' work."""
     report = Path(report_dir).resolve() if report_dir else None
     if report is not None and not feedback_dir:
         feedback_dir = str(report / "feedback")
@@ -156,47 +192,20 @@ def run(hw: Homework, parts: list[tuple[Part, list[str] | None]], folder: Path, 
         if out is not None and (out == folder.resolve() or folder.resolve() in out.parents):
             raise UsageError(f"папка для {'отзывов' if option == '--feedback' else 'отчёта'} ({option}) не должна "
                              "лежать в папке с работами: проверка не пишет в работы студентов")
-    subs = find_submissions(folder, hw)
-    if not subs:
-        raise UsageError(f"в папке {folder} нет работ: ожидаются папки с модулями или тетрадки .ipynb")
-    if confine.mode() != "namespaces":
-        print(SEPARATE_USER_NOTE.format(first=confine.UID_BASE) if confine.mode() == "user" else UNCONFINED_WARNING,
-              file=stream or sys.stderr)
-    progress = _Progress(len(subs), stream)
-    chosen = [p for p, _ in parts]
-    fields = csv_fields(hw, chosen)
-    rows: dict[str, dict] = {}
-    try:
-        with confine.closed_to_workers(folder):  # its outputs too: the CSV, the feedback, the records
-            if csv_path:
-                Path(csv_path).parent.mkdir(parents=True, exist_ok=True)
-                export.write_csv(csv_path, [], fields)  # the header now; each row as its submission is done
-            for out in (feedback, report):
-                if out is not None:
-                    out.mkdir(parents=True, exist_ok=True)
-                    confine.private(out)
-            # one checking template pays pytest's and NumPy's start-up for the class (grader.grading.warm); Ctrl-C:
-            # every
-            # checking process and worker ended at once
-            with checking_template(), interruptible(jobs) as pool:
-                futures = [pool.submit(grade_submission, hw, parts, sub, timeout, show_hidden) for sub in subs]
-                for future in as_completed(futures):
-                    sub = future.result()  # its processes are gone: its results are written now
-                    rows[sub.stem] = write_submission(hw, sub, chosen, csv_path, fields, feedback, report)
-                    progress.update(sub)
-            ordered = [rows[sub.stem] for sub in subs]
-            if csv_path:
-                export.write_csv(csv_path, ordered, fields)  # in name order, in place of the order they were done in
-    except KeyboardInterrupt:
-        kept = [what for what, there in ((f"строки в {csv_path}", csv_path), (f"отзывы в {feedback}", feedback),
-                                         (f"записи в {report}", report)) if there]
-        print(f"прервано (Ctrl-C): результаты {len(rows)} работ из {len(subs)} уже записаны"
-              + (f" ({', '.join(kept)})" if kept and rows else ""), file=stream or sys.stderr)
-        raise
-    print(summary(hw, subs, chosen))
-    if report is not None:
-        print(build_class_report(hw, report, folder))
-    return subs
+    return feedback, report
+
+
+def grade_class(hw: Homework, parts: list[tuple[Part, list[str] | None]], subs: list[Submission], jobs: int,
+                timeout: float | None, show_hidden: bool, outputs: Outputs, progress: _Progress) -> None:
+    """Grade the submissions, ``jobs`` at a time, each one's outputs written as soon as its processes are gone. One
+    checking template pays pytest's and NumPy's start-up for the class (grader.grading.warm); Ctrl-C: every checking
+    process and worker ended at once."""
+    with checking_template(), interruptible(jobs) as pool:
+        futures = [pool.submit(grade_submission, hw, parts, sub, timeout, show_hidden) for sub in subs]
+        for future in as_completed(futures):
+            sub = future.result()  # its processes are gone: its results are written now
+            outputs.write(sub)
+            progress.update(sub)
 
 
 def csv_fields(hw: Homework, parts: list[Part]) -> list[str]:
@@ -204,32 +213,69 @@ def csv_fields(hw: Homework, parts: list[Part]) -> list[str]:
     return list(csv_row(Submission("", Path(), "folder", results=[PartResult(p) for p in parts]), hw, parts))
 
 
-def write_submission(hw: Homework, sub: Submission, parts: list[Part], csv_path: str | None, fields: list[str],
-                     feedback: Path | None, report: Path | None) -> dict:
-    """A graded submission's outputs, written as soon as its processes are gone: its feedback files, its CSV row
-    (appended), its record for the class report; the row."""
-    shown = write_feedback(hw, sub, feedback) if feedback is not None else []
-    row = csv_row(sub, hw, parts)
-    if csv_path:
-        export.append_csv(csv_path, row, fields)
-    if report is not None:
-        write_record(hw, sub, parts, row, shown, feedback, report)
-    return row
+class Outputs:
+    """A batch's outputs: the CSV (the header first, a row appended as each submission is done, all rewritten in name
+    order at the end), and for each submission its feedback (``.txt`` and ``.json``) and its record for the class
+    report. Each output is made once per submission, from its results and their totals (:meth:`write`)."""
+
+    def __init__(self, hw: Homework, parts: list[Part], csv_path: str | None, feedback: Path | None,
+                 report: Path | None):
+        self.hw, self.parts, self.csv_path, self.feedback, self.report = hw, parts, csv_path, feedback, report
+        self.fields = csv_fields(hw, parts)
+        self.rows: dict[str, dict] = {}  # stem -> its CSV row, for the submissions written
+
+    def open(self) -> None:
+        if self.csv_path:
+            Path(self.csv_path).parent.mkdir(parents=True, exist_ok=True)
+            export.write_csv(self.csv_path, [], self.fields)  # the header now; each row as its submission is done
+        for out in (self.feedback, self.report):
+            if out is not None:
+                out.mkdir(parents=True, exist_ok=True)
+                confine.private(out)
+
+    def write(self, sub: Submission) -> None:
+        """A graded submission's outputs: its feedback files, its CSV row (appended), its record."""
+        text, shown = feedback_text(self.hw, sub) if self.feedback is not None else ("", [])
+        if self.feedback is not None:
+            write_feedback(sub, text, self.feedback)
+        row = self.rows[sub.stem] = csv_row(sub, self.hw, self.parts)
+        if self.csv_path:
+            append_row(self.csv_path, row, self.fields)
+        if self.report is not None:
+            write_record(sub, self.parts, row, shown, self.feedback, self.report)
+
+    def close(self, subs: list[Submission]) -> None:
+        if self.csv_path:  # in name order, in place of the order they were done in
+            export.write_csv(self.csv_path, [self.rows[sub.stem] for sub in subs], self.fields)
+
+    def interrupted(self, total: int) -> str:
+        """What a Ctrl-C leaves: how many submissions' outputs were written, and where."""
+        kept = [what for what, there in ((f"строки в {self.csv_path}", self.csv_path),
+                                         (f"отзывы в {self.feedback}", self.feedback),
+                                         (f"записи в {self.report}", self.report)) if there]
+        return (f"прервано (Ctrl-C): результаты {len(self.rows)} работ из {total} уже записаны"
+                + (f" ({', '.join(kept)})" if kept and self.rows else ""))
 
 
-def write_record(hw: Homework, sub: Submission, parts: list[Part], row: dict, shown: list[dict], feedback: Path,
+def append_row(path: str | Path, row: dict, fields: list[str]) -> None:
+    """One more row of the batch's CSV, whose header is ``fields`` (grader.reporting.export.write_csv); a column it
+    does not have is left out."""
+    with open(path, "a", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        writer.writerow({k: escape.csv_cell(v) for k, v in row.items()})
+
+
+def write_record(sub: Submission, parts: list[Part], row: dict, shown: list[dict], feedback: Path,
                  report: Path) -> None:
     """A submission's record for the class report (``report/records/<stem>.json``): its scores, its checks'
     verdicts and the failure texts its feedback showed (``shown``)."""
-    import os
-
     from grader.reporting import class_report
 
     records_dir = report / "records"
     link = os.path.relpath(feedback / f"{sub.stem}.txt", records_dir)
     error = sub.error or ("" if sub.results else "нет результатов")
     record = class_report.record_from_results(sub.name, sub.results if not sub.error else [], shown,
-                                              link, sub.kind, sub.graded, error)
+                                              link, sub.kind, sub.graded, error, totals=sub.totals)
     if error:  # the CSV's row: every graded part at 0
         record["parts"] = [{"id": p.id, "title": p.title, "points": p.points, "bonus_points": p.bonus_points,
                             "score": 0.0, "bonus_score": 0.0, "error": ""} for p in parts]
@@ -272,10 +318,9 @@ def summary(hw: Homework, subs: list[Submission], parts: list[Part]) -> str:
         for p in parts:
             r = scores.get(p.id)
             cells.append(f"{'—' if r is None or r.error else f'{r.score:.1f}':>8}")
-        score, _, bonus_score, _ = totals(sub.results)
-        cells.append(f"{f'{score:.1f}' if graded(sub) else '—':>8}")
+        cells.append(f"{f'{sub.totals.score:.1f}' if graded(sub) else '—':>8}")
         if bonus:
-            cells.append(f"{f'{bonus_score:.1f}' if graded(sub) else '—':>8}")
+            cells.append(f"{f'{sub.totals.bonus:.1f}' if graded(sub) else '—':>8}")
         error = f"  ({sub.error.splitlines()[0]})" if sub.error else ""
         lines.append(f"{sub.name:<{width}}  " + "  ".join(cells) + error)
     return "\n".join(lines)

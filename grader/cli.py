@@ -18,6 +18,7 @@ from pathlib import Path
 
 from grader.base import homeworks
 from grader.base.homeworks import ROOT, UsageError
+from grader.base.results import Totals
 from grader.boundary import confine
 from grader.grading import hidden_answers
 from grader.grading.runner import PYTEST_FLAGS, checking_template, inputs_for, interruptible, run_parts, schedule
@@ -378,11 +379,12 @@ def _grade(args, hw, selected, impl: str, label: str, source_opts: list[str]) ->
     rerun = " ".join(["python homework/check.py", hw.name, *source_opts])
     files = None if args.notebook else (hw.homework_dir.relative_to(ROOT).as_posix() if impl == "homework"
                                          else args.dir or hw.solutions_dir.relative_to(ROOT).as_posix())
+    totals = Totals.of(results)
     print(scoreboard(hw, results, label, rerun, verbose=args.verbose,
                      partial={part.id for part, sel in selected if sel is not None}, whole=whole, files=files,
-                     reference=bool(args.solutions)))
+                     reference=bool(args.solutions), totals=totals))
     if args.json:
-        export.write_json(args.json, results, time.perf_counter() - started)
+        export.write_json(args.json, results, time.perf_counter() - started, totals)
     if args.csv:
-        export.write_csv(args.csv, [export.csv_row(label, results)])
+        export.write_csv(args.csv, [export.csv_row(label, results, totals)])
     return 0 if required_passed(results) else 1

@@ -1,8 +1,10 @@
-"""What grading found: one record per check and per part, shared by the runner that reads the checking process's
-events, the report a student reads, the exports for machines and batch grading."""
+"""What grading found: one record per check and per part, and a submission's totals over its parts, shared by the
+runner that reads the checking process's events, the report a student reads, the exports for machines and batch
+grading."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Sequence
 
 from grader.base.homeworks import Part
 
@@ -85,3 +87,31 @@ class PartResult:
     @property
     def n_passed(self) -> int:
         return sum(c.passed for c in self.checks)
+
+
+@dataclass(frozen=True)
+class Totals:
+    """A submission's one total over its graded parts, computed once (:meth:`of`) and read by every output: the
+    scoreboard, the Gradescope JSON, the CSV row, the class report's record, a batch's progress line and summary.
+    Scores to 2 decimals (never a sum of rounded parts)."""
+    score: float = 0.0
+    max_score: float = 0.0
+    bonus: float = 0.0
+    max_bonus: float = 0.0
+    passed: int = 0  # checks passed
+    checks: int = 0
+
+    @classmethod
+    def of(cls, results: Sequence[PartResult]) -> Totals:
+        return cls(score=round(sum(r.score for r in results), 2), max_score=sum(r.part.points for r in results),
+                   bonus=round(sum(r.bonus_score for r in results), 2),
+                   max_bonus=sum(r.part.bonus_points for r in results),
+                   passed=sum(r.n_passed for r in results), checks=sum(len(r.checks) for r in results))
+
+
+def provenance(results: Sequence[PartResult]) -> dict:
+    """Which rules graded: the inputs ("hidden": the grade for the record; "public": a self-check), the secret's
+    fingerprint, the checks' version."""
+    return {"inputs": "hidden" if results and all(r.inputs == "hidden" for r in results) else "public",
+            "secret": ",".join(sorted({r.secret for r in results if r.secret})),
+            "kit": ",".join(sorted({r.kit for r in results if r.kit}))}

@@ -42,7 +42,7 @@ class Defer(str):
     """A hint that sends the student to other checks first: ``Defer("сначала исправьте проверку «…» выше: …",
     "test_fork")``. The report shows it only when one of ``checks`` (test names, with or without their
     ``[parameters]``, or a function: its checks) failed too and is shown above, with the command that reruns it;
-    otherwise the hint is left out (grader.reporting.feedback.told). A hint about a function the student's one may call
+    otherwise the hint is left out (grader.base.told). A hint about a function the student's one may call
     is given only when it did (:func:`went_through`)."""
 
     def __new__(cls, text: str, *checks: str):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from grader.base import escape
 from grader.base.homeworks import ROOT, Homework
-from grader.base.results import PartResult
+from grader.base.results import PartResult, Totals
 
 _IGNORED = {"__pycache__", ".ipynb_checkpoints", ".git", ".pytest_cache"}
 
@@ -22,6 +22,15 @@ class Submission:
     results: list[PartResult] = field(default_factory=list)
     error: str = ""  # the submission could not be graded at all (the grader's own failure)
     seconds: float = 0.0
+    totals: Totals | None = None  # those of ``results``, computed once: where they are set (None: here, of them)
+
+    def __post_init__(self):
+        if self.totals is None:
+            self.totals = Totals.of(self.results)
+
+    def graded_as(self, results: list[PartResult]) -> None:
+        """What grading found, and its totals computed once."""
+        self.results, self.totals = results, Totals.of(results)
 
 
 def find_submissions(folder: Path, hw: Homework) -> list[Submission]:

@@ -56,9 +56,9 @@ from pathlib import Path
 
 from grader.base import escape
 from grader.base.homeworks import UsageError
-from grader.base.results import DIAGNOSIS
+from grader.base.results import DIAGNOSIS, Totals, provenance
 from grader.boundary.confine import LIMITS_ONLY
-from grader.reporting import export, lms, similarity
+from grader.reporting import lms, similarity
 from grader.reporting.export import RESULTS_FORMAT
 
 RECORD = 2  # the version of a submission's record (OUT/records/<name>.json); 2: its mistakes are the checks' fields
@@ -72,11 +72,11 @@ _TIMEOUT = ("timeout", "hung")
 # ---- the records: one per submission -----------------------------------------------------------------------
 
 def record_from_results(name: str, results, shown: list[dict], feedback: str = "", kind: str = "", graded: str = "",
-                        error: str = "", source: str = "batch") -> dict:
-    """A submission's record from what grading found (``results``: its PartResults) and the failure texts its
-    feedback printed in full (``shown``: ``grader.reporting.feedback.scoreboard(shown=...)``); ``feedback``: its
-    feedback file,
-    relative to the folder the record is written to."""
+                        error: str = "", source: str = "batch", totals: Totals | None = None) -> dict:
+    """A submission's record from what grading found (``results``: its PartResults, ``totals``: theirs, computed
+    once by the caller, else here) and the failure texts its feedback printed in full (``shown``:
+    ``grader.reporting.feedback.scoreboard(shown=...)``); ``feedback``: its feedback file, relative to the folder the
+    record is written to."""
     parts = [{"id": r.part.id, "title": r.part.title, "points": r.part.points, "bonus_points": r.part.bonus_points,
               "score": round(r.score, 2), "bonus_score": round(r.bonus_score, 2),
               "error": escape.first_line(r.error) if r.error else ""} for r in results]
@@ -88,15 +88,14 @@ def record_from_results(name: str, results, shown: list[dict], feedback: str = "
     record = _record(name, feedback, kind, graded, error, confinement, parts, checks, mistakes, source,
                      [[s["part"], s["function"]] for s in shown])
     if not error:  # the grade's one total, as the CSV and the feedback give it (not a sum of rounded parts)
-        record["total"] = round(export.totals(results)[0], 2)
-    return {**record, **provenance(results)}
+        record["total"] = (totals or Totals.of(results)).score
+    return {**record, **_provenance(results)}
 
 
-def provenance(results) -> dict:
-    """Which rules graded (grader.reporting.export.provenance): ``inputs`` "hidden" (the grade for the record) or
-    "public" (a
-    self-check), the secret's fingerprint, the checks' version; all empty when nothing was graded."""
-    return export.provenance(results) if results else {"inputs": "", "secret": "", "kit": ""}
+def _provenance(results) -> dict:
+    """Which rules graded (grader.base.results.provenance): ``inputs`` "hidden" (the grade for the record) or
+    "public" (a self-check), the secret's fingerprint, the checks' version; all empty when nothing was graded."""
+    return provenance(results) if results else {"inputs": "", "secret": "", "kit": ""}
 
 
 def _record(name, feedback, kind, graded, error, confinement, parts, checks, mistakes, source, shown) -> dict:

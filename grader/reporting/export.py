@@ -9,8 +9,8 @@ import os
 from pathlib import Path
 
 from grader.base import escape
-from grader.base.results import PartResult
-from grader.reporting.feedback import told, totals
+from grader.base.results import PartResult, Totals, provenance
+from grader.base.told import told
 
 _UNIT = 10_000  # check points are written with 4 decimals
 # results.json's format (extra_data.format): 2 — each named typical mistake is its check's field (CheckResult.
@@ -45,14 +45,15 @@ _LATER = {"after_due_date": "будут видны после срока сда�
           "hidden": "видны только преподавателю"}
 
 
-def gradescope(results: list[PartResult], seconds: float) -> dict:
+def gradescope(results: list[PartResult], seconds: float, totals: Totals | None = None) -> dict:
     """Gradescope's results.json: score (bonus included), execution_time (whole seconds), one entry per check
     (its share of the part's points, Markdown output, visibility) and a summary in ``output``.
     ``extra_data`` holds the graded parts and the notes of each part (a notebook's cells that failed), so
     :func:`set_visibility` can rewrite the summary from this dict alone, and ``mistakes``: the typical mistakes the
     failed tests name, each its check's field (CheckResult.diagnosis, the line its output prints;
     grader.reporting.class_report
-    builds the class report from them); ``format``: :data:`RESULTS_FORMAT`."""
+    builds the class report from them); ``format``: :data:`RESULTS_FORMAT`. ``totals``: those of ``results``,
+    computed once by the caller (else here)."""
     tests, mistakes = [], []
     for r in results:
         if r.error:
@@ -75,8 +76,8 @@ def gradescope(results: list[PartResult], seconds: float) -> dict:
                           "extra_data": {"part": r.part.id, "check": c.name, "kind": c.kind, "bonus": c.bonus,
                                          "subject": c.subject, "hidden_inputs": on_hidden_inputs(c),
                                          "diagnosis": named}})
-    score, _, bonus, _ = totals(results)  # the scoreboard's total, to 2 decimals
-    data = {"score": round(score + bonus, 2), "execution_time": max(0, math.ceil(seconds)),
+    totals = totals or Totals.of(results)  # the scoreboard's total, to 2 decimals
+    data = {"score": round(totals.score + totals.bonus, 2), "execution_time": max(0, math.ceil(seconds)),
             "output": "", "output_format": "md", "visibility": "visible", "tests": tests,
             "extra_data": {"format": RESULTS_FORMAT,
                            "parts": [{"id": r.part.id, "title": r.part.title, "points": r.part.points,
@@ -187,29 +188,24 @@ def summary(data: dict, preface: list[str] | None = None) -> str:
     return escape.code_block("\n".join(lines))
 
 
-def write_json(path: str | Path, results: list[PartResult], seconds: float) -> None:
-    Path(path).write_text(json.dumps(gradescope(results, seconds), ensure_ascii=False, indent=2), encoding="utf-8")
+def write_json(path: str | Path, results: list[PartResult], seconds: float, totals: Totals | None = None) -> None:
+    Path(path).write_text(json.dumps(gradescope(results, seconds, totals), ensure_ascii=False, indent=2),
+                          encoding="utf-8")
 
 
-def csv_row(submission: str, results: list[PartResult]) -> dict:
-    score, max_score, bonus, _ = totals(results)
+def csv_row(submission: str, results: list[PartResult], totals: Totals | None = None) -> dict:
+    """A graded submission's row: each part's score (and bonus), the totals (``totals``: computed once by the
+    caller, else here) and which rules graded."""
+    totals = totals or Totals.of(results)
     row = {"submission": submission}
     for r in results:
         row[r.part.id] = round(r.score, 2)
         if r.part.bonus_points:
             row[f"{r.part.id}_bonus"] = round(r.bonus_score, 2)
-    row.update(total=round(score, 2), max=max_score, bonus=round(bonus, 2),
-               passed=sum(r.n_passed for r in results), checks=sum(len(r.checks) for r in results))
+    row.update(total=totals.score, max=totals.max_score, bonus=totals.bonus, passed=totals.passed,
+               checks=totals.checks)
     row.update(provenance(results))
     return row
-
-
-def provenance(results: list[PartResult]) -> dict:
-    """Which rules graded: the inputs ("hidden": the grade for the record; "public": a self-check), the secret's
-    fingerprint, the checks' version."""
-    return {"inputs": "hidden" if results and all(r.inputs == "hidden" for r in results) else "public",
-            "secret": ",".join(sorted({r.secret for r in results if r.secret})),
-            "kit": ",".join(sorted({r.kit for r in results if r.kit}))}
 
 
 def write_csv(path: str | Path, rows: list[dict], fields: list[str] | None = None) -> None:
@@ -227,10 +223,3 @@ def write_csv(path: str | Path, rows: list[dict], fields: list[str] | None = Non
         writer.writerows({k: escape.csv_cell(v) for k, v in row.items()} for row in rows)
     if whole:
         os.replace(target, path)
-
-
-def append_csv(path: str | Path, row: dict, fields: list[str]) -> None:
-    """One more row of a CSV whose header is ``fields`` (:func:`write_csv`); a column it does not have is left out."""
-    with open(path, "a", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
-        writer.writerow({k: escape.csv_cell(v) for k, v in row.items()})

@@ -2,29 +2,19 @@
 from __future__ import annotations
 
 import ast
-import dataclasses
 import functools
 import re
 import textwrap
 from collections import OrderedDict
-from typing import Callable, Collection, Mapping
+from typing import Collection, Mapping
 
 from grader.base.homeworks import ROOT, Homework
-from grader.base.results import CheckResult, PartResult
+from grader.base.results import CheckResult, PartResult, Totals
+from grader.base.told import deferring, told
 
 
 def _points(x: float, digits: int = 1) -> str:
     return f"{x:.{digits}f}".rstrip("0").rstrip(".") if x != int(x) else str(int(x))
-
-
-def totals(results: list[PartResult]) -> tuple[float, float, float, float]:
-    """(score, max score, bonus score, max bonus) over the graded parts: the one total the scoreboard, the JSON, the
-    CSV and the Classroom points show, to 2 decimals."""
-    score = round(sum(r.score for r in results), 2)
-    max_score = sum(r.part.points for r in results)
-    bonus = round(sum(r.bonus_score for r in results), 2)
-    max_bonus = sum(r.part.bonus_points for r in results)
-    return score, max_score, bonus, max_bonus
 
 
 def required_passed(results: list[PartResult]) -> bool:
@@ -43,7 +33,7 @@ VERBOSE_NOTE = "Подробности (вызов с неверным отве�
 def scoreboard(hw: Homework, results: list[PartResult], source: str, rerun_prefix: str, verbose: bool = False,
                partial: bool | Collection[str] = False, whole: Mapping[str, list[dict]] | None = None,
                files: str | None = None, first_run: bool = True, reference: bool = False,
-               shown: list[dict] | None = None) -> str:
+               shown: list[dict] | None = None, totals: Totals | None = None) -> str:
     """The scoreboard and the feedback, as the student reads it.
 
     ``partial``: True, or the ids of the parts of which only some checks ran (``part::test_x``): their rows show
@@ -52,7 +42,8 @@ def scoreboard(hw: Homework, results: list[PartResult], source: str, rerun_prefi
     partial part are not shown. ``files``: the folder of the graded modules as the student names it
     (``homework/<hw>``; None for a notebook), for the first run's preface. ``first_run``: False for a grade for
     the record (a batch's feedback), where 0 is a grade, not the normal start of the work. ``reference``: the
-    kit's own solutions, graded by an instructor (no praise, nobody's "your code").
+    kit's own solutions, graded by an instructor (no praise, nobody's "your code"). ``totals``: those of
+    ``results``, computed once by the caller (else here); the total line counts only the parts run whole.
     """
     part_ids = {r.part.id for r in results}
     partial_ids = set(part_ids if partial is True else (partial or ()))
@@ -68,7 +59,7 @@ def scoreboard(hw: Homework, results: list[PartResult], source: str, rerun_prefi
     worth = {r.part.id: _worth(r, (whole or {}).get(r.part.id)) for r in part_runs}
     lines += ["", *_table(results, partial_ids, worth, whole), ""]
     if full:
-        lines.append(_total(full))
+        lines.append(_total(full, totals if totals is not None and not part_runs else Totals.of(full)))
     if part_runs:
         lines.append(_selected_total(part_runs, worth, bool(full)))
     lines += _inputs(results)
@@ -138,10 +129,9 @@ def _inputs(results: list[PartResult]) -> list[str]:
     return lines
 
 
-def _total(full: list[PartResult]) -> str:
-    score, max_score, bonus, max_bonus = totals(full)
-    n_passed = sum(r.n_passed for r in full)
-    n_total = sum(len(r.checks) for r in full)
+def _total(full: list[PartResult], totals: Totals) -> str:
+    score, max_score, bonus, max_bonus = totals.score, totals.max_score, totals.bonus, totals.max_bonus
+    n_passed, n_total = totals.passed, totals.checks
     percent = 100 * score / max_score if max_score else 0.0
     label = "Итого" if any(r.inputs != "public" for r in full) else "Итого самопроверки"
     total = (f"{label}: {_points(score, 2)} из {_points(max_score)} баллов ({percent:.0f}%), "
@@ -329,42 +319,12 @@ def lead_rank(c: CheckResult) -> int:
 def _lead(checks: list[CheckResult]) -> CheckResult:
     """The failure to read first: a named typical mistake, else a specific explanation, else the first; never one
     whose hint sends the student to another check of the same group (that one leads), unless all do."""
-    free = [c for c in checks if not _deferring(c, checks)] or checks
+    free = [c for c in checks if not deferring(c, checks)] or checks
     return min(free, key=lead_rank)  # min keeps the first of equal rank: the test file's order
 
 
 def _rerun(prefix: str, part_id: str, c: CheckResult) -> str:
     return f'{prefix} "{part_id}::{c.name}"'
-
-
-def _targets(c: CheckResult, checks: list[CheckResult]) -> list[CheckResult]:
-    """Those of ``checks`` (failed) that ``c``'s hint sends the student to (grader.grading.checks.Defer)."""
-    names = set(c.defer.get("checks", ())) if c.defer else set()
-    return [t for t in checks if t is not c and not t.passed
-            and (t.name in names or t.name.split("[")[0] in names or t.subject in names)]
-
-
-def _deferring(c: CheckResult, checks: list[CheckResult]) -> bool:
-    return bool(_targets(c, checks))
-
-
-def told(c: CheckResult, above: list[CheckResult], group: list[CheckResult],
-         rerun: Callable[[CheckResult], str] | None) -> CheckResult:
-    """``c`` as the student reads it: a hint that sends the student to other checks first (``c.defer``) is kept
-    only when one of them failed and is shown above (``above``, with the command that reruns it, when ``rerun``
-    is given) or in the same group (``group``: that one then leads it); otherwise the hint is left out."""
-    if not c.defer or c.passed:
-        return c
-    if _targets(c, group):
-        return c
-    line = "Подсказка: " + c.defer["text"]
-    lines = c.message.splitlines()
-    shown = _targets(c, above)
-    if not shown:
-        return dataclasses.replace(c, message="\n".join(x for x in lines if x != line))
-    again = f"Повторить ту проверку: {rerun(shown[0])}" if rerun else ""
-    return dataclasses.replace(c, message="\n".join(y for x in lines for y in ([x, again] if x == line and again
-                                                                               else [x])))
 
 
 def _shown(part_id: str, c: CheckResult, text: str) -> dict:

@@ -325,5 +325,6 @@ def batch_records(subs) -> list[dict]:
     from grader.reporting import class_report
 
     return [class_report.record_from_results(s.name, [] if s.error else s.results, [],
-                                             error=s.error or ("" if s.results else "нет результатов"))
+                                             error=s.error or ("" if s.results else "нет результатов"),
+                                             totals=s.totals)
             for s in subs]

@@ -18,11 +18,10 @@ import pytest
 
 from grader.base import homeworks
 from grader.base.homeworks import ROOT
-from grader.base.results import CheckResult, PartResult
+from grader.base.results import CheckResult, PartResult, Totals
 from grader.batch import _Progress, summary
 from grader.boundary import confine
 from grader.grading.submissions import Submission
-from grader.reporting.feedback import totals
 from kit import HW, MODES, burner, mode_env, run_check
 from test_robustness import snapshot
 
@@ -522,8 +521,9 @@ def test_summary_counts_graded_and_not_and_shows_the_bonus():
     lines = text.splitlines()
     assert lines[0] == f"{HW}: работ 3, проверено 2, не проверено 1"
     assert lines[2].split() == ["работа", "ppo", "итого", "бонус"]
-    alice = totals(subs[0].results)
-    assert lines[3].split() == ["alice", f"{alice[0]:.1f}", f"{alice[0]:.1f}", f"{alice[2]:.1f}"] and alice[2] > 0
+    alice = Totals.of(subs[0].results)
+    assert lines[3].split() == ["alice", f"{alice.score:.1f}", f"{alice.score:.1f}", f"{alice.bonus:.1f}"] \
+        and alice.bonus > 0
     assert lines[4].split()[-1] == "0.0"  # bob's bonus check failed
     assert lines[5].startswith("frank_empty") and reason.splitlines()[0] in lines[5] and "вторая" not in text
     no_bonus = [p for p in hw.parts if not p.bonus_points][0]
