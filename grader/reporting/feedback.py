@@ -49,6 +49,21 @@ def scoreboard(hw: Homework, results: list[PartResult], source: str, rerun_prefi
     partial_ids = set(part_ids if partial is True else (partial or ()))
     full = [r for r in results if r.part.id not in partial_ids]
     part_runs = [r for r in results if r.part.id in partial_ids]
+    lines = _heading(hw, results, source, rerun_prefix, files, first_run, full, part_runs)
+    worth = {r.part.id: _worth(r, (whole or {}).get(r.part.id)) for r in part_runs}
+    lines += ["", *_table(results, partial_ids, worth, whole), ""]
+    if full:
+        lines.append(_total(full, totals if totals is not None and not part_runs else Totals.of(full)))
+    if part_runs:
+        lines.append(_selected_total(part_runs, worth, bool(full)))
+    lines += _inputs(results) + _how_run(results, reference)
+    return "\n".join(lines + _verdict(hw, results, rerun_prefix, verbose, shown, part_runs, reference))
+
+
+def _heading(hw: Homework, results: list[PartResult], source: str, rerun_prefix: str, files: str | None,
+             first_run: bool, full: list[PartResult], part_runs: list[PartResult]) -> list[str]:
+    """What is graded; on the first run (untouched stubs) where to start; for checks selected, that their points are
+    no grade for the part."""
     lines = [f"{hw.name} — {hw.title}", f"Проверяем: {source}"]
     if first_run and not part_runs and _untouched(results):
         lines += _first_run(hw, results, rerun_prefix, files)
@@ -56,32 +71,36 @@ def scoreboard(hw: Homework, results: list[PartResult], source: str, rerun_prefi
         which = "" if not full else f" (часть {', '.join(r.part.id for r in part_runs)})"
         lines.append(f"Запущены только выбранные проверки{which}: баллы ниже — только за них, "
                      "оценки за часть здесь нет.")
-    worth = {r.part.id: _worth(r, (whole or {}).get(r.part.id)) for r in part_runs}
-    lines += ["", *_table(results, partial_ids, worth, whole), ""]
-    if full:
-        lines.append(_total(full, totals if totals is not None and not part_runs else Totals.of(full)))
-    if part_runs:
-        lines.append(_selected_total(part_runs, worth, bool(full)))
-    lines += _inputs(results)
+    return lines
+
+
+def _how_run(results: list[PartResult], reference: bool) -> list[str]:
+    """How the code ran: its confinement, and lines in the results channel without the grader's signature."""
+    lines = []
     levels = sorted({r.confinement for r in results if r.confinement})
     if levels:
         lines.append(f"{'Код' if reference else 'Ваш код'} выполнялся в отдельном процессе ({'; '.join(levels)}).")
     forged = max((r.forged for r in results), default=0)  # parts graded together share one channel
     if forged:
         lines.append(f"! В канал результатов проверки попали чужие строки ({forged}): они не учтены.")
+    return lines
+
+
+def _verdict(hw: Homework, results: list[PartResult], rerun_prefix: str, verbose: bool, shown: list[dict] | None,
+             part_runs: list[PartResult], reference: bool) -> list[str]:
+    """The failures, grouped by the function to fix (and a word when only the bonus is missing), or the praise."""
     failures = _failures(hw, results, rerun_prefix, verbose, shown)
     if failures:
-        lines += ["", *failures]
         if required_passed(results) and not part_runs:
-            lines += ["Все обязательные проверки пройдены: оценка полная, не хватает только бонуса (он сверх 100%)."]
-    elif all_passed(results):
-        if part_runs:
-            lines += ["", "Выбранные проверки пройдены. Оценка за часть — после всех её проверок: "
-                      + ", ".join(f'{rerun_prefix} "{r.part.id}"' for r in part_runs)]
-        else:
-            lines += ["", "Эталонные решения проходят все проверки." if reference else
-                      "Все проверки пройдены. Отличная работа!"]
-    return "\n".join(lines)
+            return ["", *failures,
+                    "Все обязательные проверки пройдены: оценка полная, не хватает только бонуса (он сверх 100%)."]
+        return ["", *failures]
+    if not all_passed(results):
+        return []
+    if part_runs:
+        return ["", "Выбранные проверки пройдены. Оценка за часть — после всех её проверок: "
+                + ", ".join(f'{rerun_prefix} "{r.part.id}"' for r in part_runs)]
+    return ["", "Эталонные решения проходят все проверки." if reference else "Все проверки пройдены. Отличная работа!"]
 
 
 def _table(results: list[PartResult], partial_ids: set[str], worth: dict, whole) -> list[str]:
@@ -214,46 +233,16 @@ def _failures(hw: Homework, results: list[PartResult], rerun_prefix: str, verbos
     out: list[str] = []
     real = False  # a failure other than a TODO: -v has something to show
     for r in results:
-        if r.error:
-            out += [f"✗ [{r.part.id}] часть не проверена:", textwrap.indent(r.error, "    "), ""]
-        if r.notes:
-            out += [f"! [{r.part.id}] ячейки тетрадки, которые не выполнились (остальное проверено):",
-                    *[f"    {n}" for n in r.notes], ""]
+        out += _part_trouble(r)
         failed = [c for c in r.checks if not c.passed]
         if failed and len(failed) == len(r.checks) and all(_TODO.fullmatch(c.message.strip()) for c in failed):
-            names = list(OrderedDict.fromkeys(_TODO.fullmatch(c.message.strip()).group(1) for c in failed))
-            out += [f"✗ [{r.part.id}] не реализовано (TODO): {', '.join(names)} — не пройдено проверок: {len(failed)}"]
-            if verbose:  # one traceback per function
-                for name in names:
-                    c = next(c for c in failed if _TODO.fullmatch(c.message.strip()).group(1) == name)
-                    out += [f"    {name}:", _bar(_last_frame(c.traceback))]
+            out += _todo(r.part.id, failed, verbose)
             continue
         out += _one_line_per_message(r.part.id, [c for c in failed if c.kind == "load"], verbose, log)
-        order = function_order(hw, r.part)
-        groups = _by_function([c for c in failed if c.kind != "load"], order)
-        rank = {f: i for i, f in enumerate(order)}
-        shown: dict[str, CheckResult | None] = {}  # function whose failures are above -> the check shown in full
-        above: list[CheckResult] = []  # the failed checks shown above
-        again = functools.partial(_rerun, rerun_prefix, r.part.id)
-        for func in sorted(groups, key=lambda f: (rank.get(f, len(order)), not f)):
-            checks = [told(c, above, groups[func], again) for c in groups[func]]
-            above += groups[func]
-            out += _one_line_per_message(r.part.id, [c for c in checks if _grouped(c)], verbose, log)
-            rest = [c for c in checks if not _grouped(c)]
-            lead = None
-            if rest:
-                real = True
-                # a function the student's own code went through, in these checks, and whose failure is above
-                went = {g for c in rest for g in c.entered.get(func, ())}
-                before = [g for g in sorted(shown, key=lambda f: rank.get(f, 0)) if g in went]
-                if not func and shown:  # checks not traced to a function defer to the functions above
-                    before = sorted(shown, key=lambda f: rank.get(f, 0))
-                if out and out[-1]:
-                    out.append("")
-                lead = None if before else _lead(rest)
-                out += _function_group(r.part.id, func, rest, [(g, shown[g]) for g in before], rerun_prefix,
-                                       verbose, log)
-            shown[func] = lead
+        groups, explained = _function_groups(hw, r, [c for c in failed if c.kind != "load"], rerun_prefix,
+                                             verbose, log, bool(out and out[-1]))
+        out += groups
+        real = real or explained
         if out and out[-1]:
             out.append("")
     if real and not verbose:
@@ -262,6 +251,69 @@ def _failures(hw: Homework, results: list[PartResult], rerun_prefix: str, verbos
     while out and not out[-1]:
         out.pop()
     return out
+
+
+def _part_trouble(r: PartResult) -> list[str]:
+    """A part that could not be graded, and a notebook's cells that did not run."""
+    out: list[str] = []
+    if r.error:
+        out += [f"✗ [{r.part.id}] часть не проверена:", textwrap.indent(r.error, "    "), ""]
+    if r.notes:
+        out += [f"! [{r.part.id}] ячейки тетрадки, которые не выполнились (остальное проверено):",
+                *[f"    {n}" for n in r.notes], ""]
+    return out
+
+
+def _todo(part_id: str, failed: list[CheckResult], verbose: bool) -> list[str]:
+    """A part whose every check fails as not implemented: one line naming its functions (with -v, one traceback
+    per function)."""
+    names = list(OrderedDict.fromkeys(_TODO.fullmatch(c.message.strip()).group(1) for c in failed))
+    out = [f"✗ [{part_id}] не реализовано (TODO): {', '.join(names)} — не пройдено проверок: {len(failed)}"]
+    if verbose:
+        for name in names:
+            c = next(c for c in failed if _TODO.fullmatch(c.message.strip()).group(1) == name)
+            out += [f"    {name}:", _bar(_last_frame(c.traceback))]
+    return out
+
+
+def _function_groups(hw: Homework, r: PartResult, failed: list[CheckResult], rerun_prefix: str, verbose: bool,
+                     log: list[dict], after_text: bool) -> tuple[list[str], bool]:
+    """A part's failed checks (of a module that loaded), one group per function, in the order to fix them; and
+    whether one failed otherwise than as a TODO or a module not loaded (so -v has something to show).
+    ``after_text``: the lines before these end with text (a group opens after an empty line)."""
+    order = function_order(hw, r.part)
+    groups = _by_function(failed, order)
+    rank = {f: i for i, f in enumerate(order)}
+    shown: dict[str, CheckResult | None] = {}  # function whose failures are above -> the check shown in full
+    above: list[CheckResult] = []  # the failed checks shown above
+    again = functools.partial(_rerun, rerun_prefix, r.part.id)
+    out: list[str] = []
+    explained = False
+    for func in sorted(groups, key=lambda f: (rank.get(f, len(order)), not f)):
+        checks = [told(c, above, groups[func], again) for c in groups[func]]
+        above += groups[func]
+        out += _one_line_per_message(r.part.id, [c for c in checks if _grouped(c)], verbose, log)
+        rest = [c for c in checks if not _grouped(c)]
+        lead = None
+        if rest:
+            explained = True
+            before = _fix_first(func, rest, shown, rank)
+            if bool(out[-1]) if out else after_text:
+                out.append("")
+            lead = None if before else _lead(rest)
+            out += _function_group(r.part.id, func, rest, [(g, shown[g]) for g in before], rerun_prefix,
+                                   verbose, log)
+        shown[func] = lead
+    return out, explained
+
+
+def _fix_first(func: str, checks: list[CheckResult], shown: dict, rank: dict[str, int]) -> list[str]:
+    """The functions whose failures are above (``shown``) that ``func``'s own code went through in these checks, in
+    the order to fix them; for checks not traced to a function, every function above."""
+    if not func and shown:
+        return sorted(shown, key=lambda f: rank.get(f, 0))
+    went = {g for c in checks for g in c.entered.get(func, ())}
+    return [g for g in sorted(shown, key=lambda f: rank.get(f, 0)) if g in went]
 
 
 def _bar(traceback: str) -> str:
