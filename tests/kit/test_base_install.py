@@ -28,8 +28,8 @@ CHECK = [*PY, "homework/check.py", HW]
 # README's command cell -> the runs that prove the row: (argv, the exit codes it may end with; 2 means "with the one
 # line naming the extra"). {t} is the test's folder; a row that grades is given one part where that is its meaning.
 # grading_speed (37 s of CPU with --quick: it measures every part), class_with_burner (a class and a burner: 7 s at
-# the least) and grader.authoring.constraints (new venvs, downloads) show only their --help here; without nbformat
-# grading_speed
+# the least), results_flow (a class of two: 5 s) and grader.authoring.constraints (new venvs, downloads) show only
+# their --help here; without nbformat grading_speed
 # prints «the solved notebook (--notebook): not measured» with grader.base.extras' line and measures the rest (seen by
 # hand).
 ROWS = {
@@ -77,6 +77,7 @@ ROWS = {
         [([*PY, "-m", "grader.authoring.build"], {2}), ([*PY, "-m", "grader.authoring.build", "--check"], {2})],
     "`python -m grader.grading.budget [HW] [--check]`": [([*PY, "-m", "grader.grading.budget", HW, "--check"], {0})],
     "`python benchmarks/class_with_burner.py`": [([*PY, "benchmarks/class_with_burner.py", "--help"], {0})],
+    "`python benchmarks/results_flow.py [--part dp]`": [([*PY, "benchmarks/results_flow.py", "--help"], {0})],
     "`python -m grader.authoring.constraints`": [([*PY, "-m", "grader.authoring.constraints", "--help"], {0})],
     "`python homework/check.py --list`": [([*PY, "homework/check.py", "--list"], {0})],
     "`... --public` / `... --show-hidden`":
