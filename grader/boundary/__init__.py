@@ -1,5 +1,5 @@
 """The trust boundary: the submission's code runs only in a confined worker; the checking process takes from it
-nothing but data.
+nothing but data. It may import :mod:`grader.base` only.
 
 The rule. The checking process (pytest with grader/grading/plugin.py) holds the checks, their weights and the verdicts.
 It never imports a module of the submission's, never calls an object the worker made, never opens a path the
