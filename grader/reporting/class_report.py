@@ -345,6 +345,42 @@ def build_data(records: list[dict], links: dict[str, str] | None = None, anonymi
     scrub = _scrubber(records) if anonymize else (lambda text: text)
     graded = [r for r in records if r["checks"]]
     n_graded = len(graded)
+    part_meta: dict[str, dict] = {}
+    for r in records:
+        for p in r["parts"]:
+            part_meta.setdefault(p["id"], {"id": p["id"], "title": p["title"], "points": p["points"]})
+    ranked = _mistake_rows(records, names, scrub, n_graded)
+    mistake_id = {(e["part"], e["function"], e["text"]): e["id"] for e in ranked}
+    check_rows = _check_rows(graded, scrub, {pid: i for i, pid in enumerate(part_meta)})
+    titles = {(e["part"], e["check"]): e["title"] for e in check_rows}
+    submissions = [_submission_row(r, names, links, scrub, mistake_id) for r in records]
+    extra = {"alike": _alike(alike, names, links, scrub)} if alike is not None else {}
+    return {"schema": SCHEMA, "homework": homework, "anonymized": anonymize, **extra,
+            "overview": _overview(records, names, scrub, part_meta, n_graded, submissions),
+            "mistakes": ranked, "checks": check_rows, "unnamed": _unnamed_rows(graded, names, titles, n_graded),
+            "submissions": submissions}
+
+
+def _overview(records: list[dict], names: dict[str, str], scrub, part_meta: dict[str, dict], n_graded: int,
+              submissions: list[dict]) -> dict:
+    """The report's overview: how many submissions were graded, why the others were not, the totals' and each
+    part's statistics and histograms."""
+    timed = [r for r in records if r["checks"] and any(c["kind"] in _TIMEOUT for c in r["checks"])]
+    totals = [r["total"] for r in records]
+    top = max((r["max"] for r in records), default=0.0)
+    parts = []
+    for pid, meta in part_meta.items():
+        scores = [p["score"] for r in records for p in r["parts"] if p["id"] == pid]
+        parts.append({**meta, **_stats(scores), "histogram": _histogram(scores, meta["points"])})
+    return {"submissions": len(records), "graded": n_graded, "unconfined": sum(r["unconfined"] for r in records),
+            "timed_out": len(timed), "not_graded": sum(1 for s in submissions if s["error"]),
+            "reasons": _reasons(records, names, scrub), "max": top, **_stats(totals),
+            "histogram": _histogram(totals, top), "parts": parts}
+
+
+def _reasons(records: list[dict], names: dict[str, str], scrub) -> list[dict]:
+    """Why submissions (or their parts) were not graded: each reason's first line, most common first, with the
+    submissions it was said of."""
     reasons: Counter = Counter()
     who_reason: dict[str, list[str]] = {}
     for r in records:
@@ -354,18 +390,11 @@ def build_data(records: list[dict], links: dict[str, str] | None = None, anonymi
             reason = scrub(w.splitlines()[0].replace(r["name"], "…"))
             reasons[reason] += 1
             who_reason.setdefault(reason, []).append(names[r["name"]])
-    timed = [r for r in graded if any(c["kind"] in _TIMEOUT for c in r["checks"])]
-    part_meta: dict[str, dict] = {}
-    for r in records:
-        for p in r["parts"]:
-            part_meta.setdefault(p["id"], {"id": p["id"], "title": p["title"], "points": p["points"]})
-    totals = [r["total"] for r in records]
-    top = max((r["max"] for r in records), default=0.0)
-    parts = []
-    for pid, meta in part_meta.items():
-        scores = [p["score"] for r in records for p in r["parts"] if p["id"] == pid]
-        parts.append({**meta, **_stats(scores), "histogram": _histogram(scores, meta["points"])})
-    # the mistakes named, each counted once per submission
+    return [{"reason": k, "count": v, "submissions": who_reason[k]} for k, v in reasons.most_common()]
+
+
+def _mistake_rows(records: list[dict], names: dict[str, str], scrub, n_graded: int) -> list[dict]:
+    """The mistakes named, each counted once per submission, the most common first, numbered m1, m2, …"""
     mistakes: dict[tuple, dict] = {}
     for r in records:
         for m in r["mistakes"]:
@@ -380,8 +409,11 @@ def build_data(records: list[dict], links: dict[str, str] | None = None, anonymi
     for i, e in enumerate(ranked, 1):
         e.update(id=f"m{i}", count=len(e["submissions"]), share=round(len(e["submissions"]) / n_graded, 4)
                  if n_graded else 0.0)
-    mistake_id = {(e["part"], e["function"], e["text"]): e["id"] for e in ranked}
-    # the checks: pass rates, hardest first
+    return ranked
+
+
+def _check_rows(graded: list[dict], scrub, order: dict[str, int]) -> list[dict]:
+    """The checks: pass rates over the graded submissions, hardest first (``order``: the parts' places)."""
     checks: dict[tuple, dict] = {}
     for r in graded:
         for c in r["checks"]:
@@ -392,12 +424,16 @@ def build_data(records: list[dict], links: dict[str, str] | None = None, anonymi
             e["runs"] += 1
             e["passed"] += bool(c["passed"])
             e["timeouts"] += c["kind"] == "timeout"
-    order = {pid: i for i, pid in enumerate(part_meta)}
     check_rows = sorted(checks.values(), key=lambda e: (e["passed"] / e["runs"], order.get(e["part"], 0), e["id"]))
     for e in check_rows:
         e["pass_rate"] = round(e["passed"] / e["runs"], 4)
-    # failures of functions whose feedback was printed in full without naming a mistake (a function that only calls a
-    # failed one is told "fix that first": not its own mistake)
+    return check_rows
+
+
+def _unnamed_rows(graded: list[dict], names: dict[str, str], titles: dict[tuple, str], n_graded: int) -> list[dict]:
+    """Failures of functions whose feedback was printed in full without naming a mistake (a function that only calls
+    a failed one is told "fix that first": not its own mistake), the most common first; ``titles``: each (part,
+    check)'s title."""
     unnamed: dict[tuple, dict] = {}
     for r in graded:
         named = {(m["part"], m["function"]) for m in r["mistakes"]}
@@ -417,28 +453,22 @@ def build_data(records: list[dict], links: dict[str, str] | None = None, anonymi
         unnamed_rows.append({"part": e["part"], "function": e["function"], "count": len(e["submissions"]),
                              "share": round(len(e["submissions"]) / n_graded, 4) if n_graded else 0.0,
                              "submissions": e["submissions"], "kinds": dict(e["kinds"]),
-                             "checks": [{"check": k, "title": checks[(e["part"], k)]["title"], "failed": v}
+                             "checks": [{"check": k, "title": titles[(e["part"], k)], "failed": v}
                                         for k, v in sorted(e["checks"].items(), key=lambda kv: -kv[1])]})
-    submissions = []
-    for r in records:
-        submissions.append({"name": names[r["name"]], "feedback": links.get(r["name"], ""), "total": r["total"],
-                            "max": r["max"], "parts": {p["id"]: p["score"] for p in r["parts"]},
-                            "graded": bool(r["checks"]),
-                            "error": bool(r["error"] or any(p["error"] for p in r["parts"])),
-                            "unconfined": r["unconfined"], "passed": sum(bool(c["passed"]) for c in r["checks"]),
-                            "checks": len(r["checks"]),
-                            "mistakes": sorted({mistake_id[(m["part"], m["function"], scrub(m["text"]))]
-                                                for m in r["mistakes"]}, key=lambda i: int(i[1:])),
-                            "failed": [f"{c['part']}::{c['check']}" for c in r["checks"] if not c["passed"]]})
-    extra = {"alike": _alike(alike, names, links, scrub)} if alike is not None else {}
-    return {"schema": SCHEMA, "homework": homework, "anonymized": anonymize, **extra,
-            "overview": {"submissions": len(records), "graded": n_graded,
-                         "unconfined": sum(r["unconfined"] for r in records), "timed_out": len(timed),
-                         "not_graded": sum(1 for s in submissions if s["error"]),
-                         "reasons": [{"reason": k, "count": v, "submissions": who_reason[k]}
-                                     for k, v in reasons.most_common()],
-                         "max": top, **_stats(totals), "histogram": _histogram(totals, top), "parts": parts},
-            "mistakes": ranked, "checks": check_rows, "unnamed": unnamed_rows, "submissions": submissions}
+    return unnamed_rows
+
+
+def _submission_row(r: dict, names: dict[str, str], links: dict[str, str], scrub, mistake_id: dict) -> dict:
+    """A submission's line in the report: its name (a hash when anonymized), scores, and the mistakes and checks it
+    failed."""
+    return {"name": names[r["name"]], "feedback": links.get(r["name"], ""), "total": r["total"], "max": r["max"],
+            "parts": {p["id"]: p["score"] for p in r["parts"]}, "graded": bool(r["checks"]),
+            "error": bool(r["error"] or any(p["error"] for p in r["parts"])),
+            "unconfined": r["unconfined"], "passed": sum(bool(c["passed"]) for c in r["checks"]),
+            "checks": len(r["checks"]),
+            "mistakes": sorted({mistake_id[(m["part"], m["function"], scrub(m["text"]))] for m in r["mistakes"]},
+                               key=lambda i: int(i[1:])),
+            "failed": [f"{c['part']}::{c['check']}" for c in r["checks"] if not c["passed"]]}
 
 
 def _alike(alike: dict, names: dict[str, str], links: dict[str, str], scrub) -> dict:
