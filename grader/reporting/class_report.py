@@ -582,6 +582,8 @@ font-size:.85em;background:#f7f7f7;padding:.4em}.hist{display:inline-table;margi
 
 
 def render(data: dict, plots: bool | None = None) -> str:
+    """index.html from report.json's content: the overview, the class's mistakes, the checks, the failures no
+    mistake named, the alike submissions; ``plots``: the histograms drawn by matplotlib (None: where it is)."""
     o = data["overview"]
     links = {s["name"]: s["feedback"] for s in data["submissions"] if s["feedback"]}
     title = f"Ошибки класса{': ' + data['homework'] if data['homework'] else ''}"
@@ -589,7 +591,23 @@ def render(data: dict, plots: bool | None = None) -> str:
                     f"<style>{STYLE}{ALIKE_STYLE}</style></head><body>", f"<h1>{_e(title)}</h1>"]
     if data["anonymized"]:
         h.append('<p class="muted">Имена заменены хешами (--anonymize).</p>')
-    h.append("<h2>Обзор</h2><table>")
+    h += _overview_html(o, links)
+    h += _distribution_html(o, plots)
+    h += _mistakes_html(data["mistakes"], o["graded"], links)
+    h.append("<h2>Проверки</h2><p>По частям (раскройте часть): доля проверенных работ, прошедших каждую проверку; "
+             "самые трудные — первыми. «Лимит» — сколько раз проверка превысила лимит времени.</p>")
+    h += _checks_by_part(data["checks"], [p["id"] for p in o["parts"]])
+    h += _unnamed_html(data["unnamed"], links)
+    if data.get("alike"):
+        h.append(_alike_html(data["alike"]))
+    h.append('<p class="muted">Данные для скриптов: report.json (схема grader/reporting/class_report.schema.json), '
+             "mistakes.csv.</p></body></html>\n")
+    return "\n".join(h)
+
+
+def _overview_html(o: dict, links: dict[str, str]) -> list[str]:
+    """The section «Обзор»: the counts and the mean and median, then why submissions were not graded."""
+    h = ["<h2>Обзор</h2><table>"]
     for label, value in [("Работ", o["submissions"]), ("Проверено (есть результаты проверок)", o["graded"]),
                          ("Проверено без изоляции (без пространств имён)", o["unconfined"]),
                          ("С превышением лимита времени хотя бы в одной проверке", o["timed_out"]),
@@ -604,53 +622,57 @@ def render(data: dict, plots: bool | None = None) -> str:
         h += [f'<tr><td>{_e(r["reason"])}</td><td class="n">{r["count"]}</td><td>{_who(r["submissions"], links)}</td>'
               f"</tr>" for r in o["reasons"]]
         h.append("</table>")
+    return h
+
+
+def _distribution_html(o: dict, plots: bool | None) -> list[str]:
+    """«Распределение баллов»: the totals' and each part's histogram, as SVG or as tables."""
     histograms = [(f"Итого (из {_num(o['max'])})", o["histogram"])] + [
         (f"{p['id']} (из {_num(p['points'])}; среднее {_num(p['mean'])}, медиана {_num(p['median'])})", p["histogram"])
         for p in o["parts"]]
-    h.append("<h3>Распределение баллов</h3>")
+    h = ["<h3>Распределение баллов</h3>"]
     # .plots wraps and scales (STYLE): the histograms never make the page scroll sideways
     if _plots_available(plots):
         h.append(f'<div class="plots">{_svg(histograms)}</div>')
     else:
         h.append('<div class="plots">' + "".join(_hist_table(t, hist) for t, hist in histograms) + "</div>")
-    n = o["graded"]
-    h.append(f"<h2>Ошибки класса</h2><p>Типичные ошибки, которые назвал отзыв студента («{_e(DIAGNOSIS)}: …»), по доле "
-             f"проверенных работ ({n}), чей отзыв её назвал. Текст — как его прочитал студент (первой из работ).</p>")
-    if data["mistakes"]:
-        h.append("<table><tr><th>Доля</th><th>Часть / функция</th><th>Ошибка и отзыв</th><th>Работы</th></tr>")
-        for m in data["mistakes"]:
-            h.append(f'<tr id="{m["id"]}"><td class="n">{_pct(m["share"])}<br>{m["count"]}</td>'
-                     f'<td>{_e(m["part"])}<br><code>{_e(m["function"] or "—")}</code></td>'
-                     f'<td>{_e(m["text"])}<details><summary>отзыв</summary><pre>{_e(m["told"])}</pre></details></td>'
-                     f'<td><details><summary>{m["count"]}</summary>{_who(m["submissions"], links)}</details></td></tr>')
-        h.append("</table>")
-    else:
-        h.append("<p>Ни один отзыв не назвал типичную ошибку.</p>")
-    h.append("<h2>Проверки</h2><p>По частям (раскройте часть): доля проверенных работ, прошедших каждую проверку; "
-             "самые трудные — первыми. «Лимит» — сколько раз проверка превысила лимит времени.</p>")
-    h += _checks_by_part(data["checks"], [p["id"] for p in o["parts"]])
-    h.append("<h2>Ошибки без названия</h2><p>Непройденные проверки функций, отзыв о которых напечатан полностью, но "
-             "типичной ошибки не назвал (кроме TODO, незагрузившегося модуля, проверок, не запущенных после зависания, "
-             "и функций, которым отзыв велел сначала исправить вызываемую): здесь каталогу типичных ошибок стоит "
-             "расти.</p>")
-    if data["unnamed"]:
-        h.append("<table><tr><th>Работ</th><th>Часть / функция</th><th>Проверки (сколько раз не пройдены)</th>"
-                 "<th>Работы</th></tr>")
-        for u in data["unnamed"]:
-            checks = "<br>".join(f'{_e(c["title"])} <span class="muted">{_e(c["check"])}</span>: {c["failed"]}'
-                                 for c in u["checks"][:12])
-            more = f'<br><span class="muted">… ещё {len(u["checks"]) - 12}</span>' if len(u["checks"]) > 12 else ""
-            h.append(f'<tr><td class="n">{_pct(u["share"])}<br>{u["count"]}</td><td>{_e(u["part"])}<br>'
-                     f'<code>{_e(u["function"] or "—")}</code></td><td>{checks}{more}</td>'
-                     f'<td><details><summary>{u["count"]}</summary>{_who(u["submissions"], links)}</details></td></tr>')
-        h.append("</table>")
-    else:
-        h.append("<p>Нет.</p>")
-    if data.get("alike"):
-        h.append(_alike_html(data["alike"]))
-    h.append('<p class="muted">Данные для скриптов: report.json (схема grader/reporting/class_report.schema.json), '
-             "mistakes.csv.</p></body></html>\n")
-    return "\n".join(h)
+    return h
+
+
+def _mistakes_html(mistakes: list[dict], n: int, links: dict[str, str]) -> list[str]:
+    """The section «Ошибки класса»: each named mistake, its share of the ``n`` graded submissions, the feedback
+    that named it and who got it."""
+    h = [f"<h2>Ошибки класса</h2><p>Типичные ошибки, которые назвал отзыв студента («{_e(DIAGNOSIS)}: …»), по доле "
+         f"проверенных работ ({n}), чей отзыв её назвал. Текст — как его прочитал студент (первой из работ).</p>"]
+    if not mistakes:
+        return h + ["<p>Ни один отзыв не назвал типичную ошибку.</p>"]
+    h.append("<table><tr><th>Доля</th><th>Часть / функция</th><th>Ошибка и отзыв</th><th>Работы</th></tr>")
+    for m in mistakes:
+        h.append(f'<tr id="{m["id"]}"><td class="n">{_pct(m["share"])}<br>{m["count"]}</td>'
+                 f'<td>{_e(m["part"])}<br><code>{_e(m["function"] or "—")}</code></td>'
+                 f'<td>{_e(m["text"])}<details><summary>отзыв</summary><pre>{_e(m["told"])}</pre></details></td>'
+                 f'<td><details><summary>{m["count"]}</summary>{_who(m["submissions"], links)}</details></td></tr>')
+    return h + ["</table>"]
+
+
+def _unnamed_html(unnamed: list[dict], links: dict[str, str]) -> list[str]:
+    """The section «Ошибки без названия»: failed checks of functions whose feedback named no mistake."""
+    h = ["<h2>Ошибки без названия</h2><p>Непройденные проверки функций, отзыв о которых напечатан полностью, но "
+         "типичной ошибки не назвал (кроме TODO, незагрузившегося модуля, проверок, не запущенных после зависания, "
+         "и функций, которым отзыв велел сначала исправить вызываемую): здесь каталогу типичных ошибок стоит "
+         "расти.</p>"]
+    if not unnamed:
+        return h + ["<p>Нет.</p>"]
+    h.append("<table><tr><th>Работ</th><th>Часть / функция</th><th>Проверки (сколько раз не пройдены)</th>"
+             "<th>Работы</th></tr>")
+    for u in unnamed:
+        checks = "<br>".join(f'{_e(c["title"])} <span class="muted">{_e(c["check"])}</span>: {c["failed"]}'
+                             for c in u["checks"][:12])
+        more = f'<br><span class="muted">… ещё {len(u["checks"]) - 12}</span>' if len(u["checks"]) > 12 else ""
+        h.append(f'<tr><td class="n">{_pct(u["share"])}<br>{u["count"]}</td><td>{_e(u["part"])}<br>'
+                 f'<code>{_e(u["function"] or "—")}</code></td><td>{checks}{more}</td>'
+                 f'<td><details><summary>{u["count"]}</summary>{_who(u["submissions"], links)}</details></td></tr>')
+    return h + ["</table>"]
 
 
 def _checks_by_part(checks: list[dict], order: list[str]) -> list[str]:
