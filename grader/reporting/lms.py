@@ -118,20 +118,7 @@ def _key(text: str) -> str:
 
 def read_roster(path: Path, lms: str) -> list[Entry]:
     """The roster's lines; a faulty roster raises UsageError naming every faulty line."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"--roster {path}: не прочитать файл ({exc.strerror or exc})") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise UsageError(f"--roster {path}: файл не в UTF-8; сохраните его как «CSV UTF-8»") from None
-    first = text.split("\n", 1)[0]
-    delimiter = ";" if ";" in first and "," not in first else ","
-    try:
-        rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
-    except csv.Error as exc:
-        raise UsageError(f"--roster {path}: это не CSV ({exc}); сохраните список как «CSV UTF-8»") from None
+    rows, first = _csv_rows(path)
     header = [_key(h) for h in rows[0]] if rows else []
     missing = [c for c in ("submission", "lms_id") if c not in header]
     if missing:
@@ -147,15 +134,52 @@ def read_roster(path: Path, lms: str) -> list[Entry]:
         if not entry.submission or not entry.lms_id:
             problems.append(f"строка {number}: пустой столбец {'submission' if not entry.submission else 'lms_id'}")
             continue
-        shown = escape.printable(entry.lms_id)
-        if shown != entry.lms_id:
-            problems.append(f"строка {number}: в lms_id «{shown}» управляющие символы")
-        elif entry.lms_id.startswith(_FORMULA):
-            problems.append(f"строка {number}: lms_id «{shown}» начинается с {shown[0]!r}: таблица прочла бы его как "
-                            "формулу, в файл он попал бы с апострофом в начале, и LMS не узнала бы студента")
-        elif lms == "moodle" and not _EMAIL.match(entry.lms_id):
-            problems.append(f"строка {number}: lms_id «{shown}» — не адрес e-mail, а Moodle сопоставляет по e-mail")
+        problems += _lms_id_problems(entry, lms)
         entries.append(entry)
+    problems += _twice(entries)
+    if problems:
+        listed = "\n  ".join(problems[:20]) + (f"\n  … и ещё {len(problems) - 20}" if len(problems) > 20 else "")
+        raise UsageError(f"--roster {path}: список группы не принят, ничего не записано:\n  {listed}")
+    if not entries:
+        raise UsageError(f"--roster {path}: в списке группы нет ни одной строки после заголовка")
+    return entries
+
+
+def _csv_rows(path: Path) -> tuple[list[list[str]], str]:
+    """The roster file's rows as CSV (UTF-8, a BOM allowed; ``;`` the delimiter where the first line has it and no
+    comma), and its first line; a file that cannot be read so raises UsageError."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"--roster {path}: не прочитать файл ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise UsageError(f"--roster {path}: файл не в UTF-8; сохраните его как «CSV UTF-8»") from None
+    first = text.split("\n", 1)[0]
+    delimiter = ";" if ";" in first and "," not in first else ","
+    try:
+        return list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)), first
+    except csv.Error as exc:
+        raise UsageError(f"--roster {path}: это не CSV ({exc}); сохраните список как «CSV UTF-8»") from None
+
+
+def _lms_id_problems(entry: Entry, lms: str) -> list[str]:
+    """What is wrong with a line's lms_id (control characters, a formula, not an e-mail for Moodle): none or one."""
+    shown = escape.printable(entry.lms_id)
+    if shown != entry.lms_id:
+        return [f"строка {entry.line}: в lms_id «{shown}» управляющие символы"]
+    if entry.lms_id.startswith(_FORMULA):
+        return [f"строка {entry.line}: lms_id «{shown}» начинается с {shown[0]!r}: таблица прочла бы его как "
+                "формулу, в файл он попал бы с апострофом в начале, и LMS не узнала бы студента"]
+    if lms == "moodle" and not _EMAIL.match(entry.lms_id):
+        return [f"строка {entry.line}: lms_id «{shown}» — не адрес e-mail, а Moodle сопоставляет по e-mail"]
+    return []
+
+
+def _twice(entries: list[Entry]) -> list[str]:
+    """The submissions and the lms_ids that two lines of the roster name (case and spaces aside)."""
+    problems = []
     for field in ("submission", "lms_id"):
         seen: dict[str, int] = {}
         for e in entries:
@@ -163,12 +187,7 @@ def read_roster(path: Path, lms: str) -> list[Entry]:
             if _key(value) in seen:
                 problems.append(f"строки {seen[_key(value)]} и {e.line}: {field} «{escape.printable(value)}» дважды")
             seen.setdefault(_key(value), e.line)
-    if problems:
-        listed = "\n  ".join(problems[:20]) + (f"\n  … и ещё {len(problems) - 20}" if len(problems) > 20 else "")
-        raise UsageError(f"--roster {path}: список группы не принят, ничего не записано:\n  {listed}")
-    if not entries:
-        raise UsageError(f"--roster {path}: в списке группы нет ни одной строки после заголовка")
-    return entries
+    return problems
 
 
 # ---- the grades --------------------------------------------------------------------------------------------------
