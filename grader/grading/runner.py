@@ -175,42 +175,17 @@ def gated(checks: list[CheckResult], show_hidden: bool = False, partial: bool = 
     hidden = [c for c in checks if c.hidden]
     if not hidden:
         return checks
-    judged = {g for c in hidden if c.oracle for g in c.gates}  # the gates an oracle check on hidden inputs can open
-    opened = open_gates(checks)
+    gates = _Gates(checks, hidden, partial)
     twins: dict[str, list[CheckResult]] = {}
     for c in hidden:
         if c.twin:
             twins.setdefault(c.name.split("[")[0] + "[" + c.twin + "]", []).append(c)
-
-    def closed(gates: list[str]) -> list[str]:
-        return [g for g in gates if g not in opened and (g in judged or not partial)]
-
-    def never_ran(gates: list[str]) -> bool:
-        """Each of these gates' oracle checks on hidden inputs was not run (its function had hung before) or ran
-        out of time: a closed gate that says nothing of the answers."""
-        ran = [c for c in hidden if c.oracle and set(c.gates) & set(gates)]
-        return bool(ran) and all(c.kind in ("hung", "timeout") for c in ran)
-
     for c in checks:
         if c.twin or not c.passed:
             continue
         failed = [t for t in twins.get(c.name, []) if not t.passed]
-        if failed and all(t.kind in ("hung", "timeout") for t in failed):
-            c.subject = failed[0].subject or c.subject  # the function that ran out of time
-            text = HIDDEN_NOT_RUN.format(subject=c.subject)
-        elif failed:
-            text = HIDDEN_FAILED.format(what=HIDDEN_TWIN)
-        elif closed(c.replays):
-            text = HIDDEN_PIECES.format(pieces=", ".join(c.replays), missing=", ".join(closed(c.replays)))
-        elif closed(c.gates) and never_ran(closed(c.gates)):
-            text = HIDDEN_NOT_RUN.format(subject=", ".join(closed(c.gates)))
-            # said about the function that ran out of time, not about another one this check also calls
-            c.subject = next((g for g in closed(c.gates) if g in c.subjects), c.subject)
-        elif closed(c.gates):
-            gates = ", ".join(closed(c.gates))
-            text = (HIDDEN_FAILED.format(what=HIDDEN_NONE.format(subject=gates)) if c.name in twins or not c.hidden
-                    else HIDDEN_NONE_ALONE.format(subject=gates))
-        else:
+        text = _not_counted(c, failed, gates, c.name in twins)
+        if text is None:
             continue
         c.outcome, c.kind = "failed", "hidden"
         # a diagnosis the check itself made on the hidden input: its field, never a line of its text
@@ -221,6 +196,49 @@ def gated(checks: list[CheckResult], show_hidden: bool = False, partial: bool = 
                   told + ([] if show_hidden or not failed else [SHOW_HIDDEN]))
         c.message = "\n".join([text, *detail])
     return [c for c in checks if not c.twin]
+
+
+class _Gates:
+    """The gates as the checks on hidden inputs left them: which are open, and which closed ones say nothing of
+    the answers."""
+
+    def __init__(self, checks: list[CheckResult], hidden: list[CheckResult], partial: bool):
+        self.hidden = hidden
+        self.judged = {g for c in hidden if c.oracle for g in c.gates}  # an oracle check on hidden inputs can open
+        self.opened = open_gates(checks)
+        self.partial = partial
+
+    def closed(self, gates: list[str]) -> list[str]:
+        return [g for g in gates if g not in self.opened and (g in self.judged or not self.partial)]
+
+    def never_ran(self, gates: list[str]) -> bool:
+        """Each of these gates' oracle checks on hidden inputs was not run (its function had hung before) or ran
+        out of time: a closed gate that says nothing of the answers."""
+        ran = [c for c in self.hidden if c.oracle and set(c.gates) & set(gates)]
+        return bool(ran) and all(c.kind in ("hung", "timeout") for c in ran)
+
+
+def _not_counted(c: CheckResult, failed: list[CheckResult], gates: _Gates, has_twins: bool) -> str | None:
+    """Why check ``c``, which passed, does not count (None: it counts); ``failed``: its hidden twins that failed,
+    ``has_twins``: whether it has any. Where the reason is a function that ran out of time, ``c.subject`` becomes
+    that function."""
+    if failed and all(t.kind in ("hung", "timeout") for t in failed):
+        c.subject = failed[0].subject or c.subject  # the function that ran out of time
+        return HIDDEN_NOT_RUN.format(subject=c.subject)
+    if failed:
+        return HIDDEN_FAILED.format(what=HIDDEN_TWIN)
+    if gates.closed(c.replays):
+        return HIDDEN_PIECES.format(pieces=", ".join(c.replays), missing=", ".join(gates.closed(c.replays)))
+    closed = gates.closed(c.gates)
+    if closed and gates.never_ran(closed):
+        # said about the function that ran out of time, not about another one this check also calls
+        c.subject = next((g for g in closed if g in c.subjects), c.subject)
+        return HIDDEN_NOT_RUN.format(subject=", ".join(closed))
+    if closed:
+        names = ", ".join(closed)
+        return (HIDDEN_FAILED.format(what=HIDDEN_NONE.format(subject=names)) if has_twins or not c.hidden
+                else HIDDEN_NONE_ALONE.format(subject=names))
+    return None
 
 
 WITHHELD = ("Проверка на скрытых входах (их нет в вашей копии) не пройдена. Её входы, ожидаемый ответ и то, что "
