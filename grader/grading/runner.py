@@ -362,17 +362,7 @@ def _run_parts(hw: Homework, selected: list[tuple[Part, list[str] | None]], impl
     results = {part.id: PartResult(part, inputs=inputs, kit=checks_version(hw.tests_dir),
                                    secret=_secret_named(hw) if inputs == "hidden" else "")
                for part, _ in selected}
-    targets, selects = [], []
-    for part, selection in selected:
-        test_file = hw.tests_dir / part.tests
-        if not test_file.is_file():
-            results[part.id].error = f"нет файла с проверками {test_file.relative_to(ROOT)}"
-            continue
-        if kit_digest(hw) != kit:  # an earlier submission's code changed the kit: this one is not graded with it
-            results[part.id].error = KIT_CHANGED.format(hw=hw.name)
-            continue
-        targets.append(test_file.as_posix())
-        selects += [f"--select={part.tests}::{s}" for s in selection or []]  # the plugin selects: one collection
+    targets, selects = _targets(hw, selected, results, kit)
     if targets:
         if STOPPING.is_set():  # the command line is ending (Ctrl-C): no new run
             raise Stopped
@@ -405,6 +395,24 @@ def _run_parts(hw: Homework, selected: list[tuple[Part, list[str] | None]], impl
     for r in results.values():
         r.seconds = seconds
     return [results[part.id] for part, _ in selected]
+
+
+def _targets(hw: Homework, selected: list[tuple[Part, list[str] | None]], results: dict[str, PartResult],
+             kit: str) -> tuple[list[str], list[str]]:
+    """The test files the checking process runs and the plugin's selections in them; a part whose file is missing,
+    or whose kit an earlier submission's code changed (``kit``: its digest before), gets its error instead."""
+    targets, selects = [], []
+    for part, selection in selected:
+        test_file = hw.tests_dir / part.tests
+        if not test_file.is_file():
+            results[part.id].error = f"нет файла с проверками {test_file.relative_to(ROOT)}"
+            continue
+        if kit_digest(hw) != kit:  # an earlier submission's code changed the kit: this one is not graded with it
+            results[part.id].error = KIT_CHANGED.format(hw=hw.name)
+            continue
+        targets.append(test_file.as_posix())
+        selects += [f"--select={part.tests}::{s}" for s in selection or []]  # the plugin selects: one collection
+    return targets, selects
 
 
 def _sort(hw: Homework, selected, results: dict[str, PartResult], records: list[dict], output: str, stuck: bool,
