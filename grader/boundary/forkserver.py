@@ -231,21 +231,29 @@ def serve(fd: int, child) -> None:
                 sock.send(pickle.dumps(("connected",)))
                 continue
             _, payload, targets = request
-            pid = os.fork()
-            if pid == 0:
-                signal.set_wakeup_fd(-1)
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                code = 70
-                try:
-                    os.setsid()
-                    place(dict(zip(targets, fds[1:])))
-                    child(payload)
-                finally:
-                    os._exit(code)
+            pid = _fork(child, payload, targets, fds[1:])
             for n in fds[1:]:
                 os.close(n)
             children[pid] = socket.socket(fileno=fds[0])
             sock.send(pickle.dumps(("forked", pid)))
+
+
+def _fork(child, payload, targets: list[int], fds: list[int]) -> int:
+    """Fork the child of a request; in it: the server's signal handling undone, a session of its own, each of
+    ``fds`` under its number of ``targets`` (:func:`place`), then ``child(payload)``, which never returns. Here: the
+    child's pid."""
+    pid = os.fork()
+    if pid == 0:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        code = 70
+        try:
+            os.setsid()
+            place(dict(zip(targets, fds)))
+            child(payload)
+        finally:
+            os._exit(code)
+    return pid
 
 
 def become(cwd: str, env: dict[str, str], argv: list[str]) -> None:
