@@ -309,21 +309,7 @@ def zygote() -> None:
             break
         request = pickle.loads(message)
         if request[0] == "fork":
-            try:
-                pid = os.fork()
-            except OSError:  # a process limit: the grading process starts that worker on its own
-                pid = -1
-            if pid == 0:
-                control.close()
-                os.setsid()
-                try:
-                    _serve(request[1], os.fdopen(fds[2], "w", encoding="utf-8"), os.fdopen(fds[0], "rb", buffering=0),
-                           os.fdopen(fds[1], "wb"), level)
-                finally:
-                    os._exit(70)
-            for fd in fds:
-                os.close(fd)
-            answer = ("forked", pid) if pid > 0 else ("fork-failed",)
+            answer = _fork_worker(request[1], fds, control, level)
         elif request[0] == "kill":
             try:
                 os.killpg(request[1], signal.SIGKILL)
@@ -339,6 +325,27 @@ def zygote() -> None:
         _reap(ended)
         control.send(wire.encode(answer))
     os._exit(0)
+
+
+def _fork_worker(config: dict, fds: list[int], control, level: str) -> tuple:
+    """The zygote's answer to ``("fork", config)``: a worker forked, which leaves the zygote's socket, takes a
+    session of its own and serves ``config``'s requests on the three descriptors ``fds`` (request pipe, answer pipe,
+    hang file) until it ends; here, the descriptors closed."""
+    try:
+        pid = os.fork()
+    except OSError:  # a process limit: the grading process starts that worker on its own
+        pid = -1
+    if pid == 0:
+        control.close()
+        os.setsid()
+        try:
+            _serve(config, os.fdopen(fds[2], "w", encoding="utf-8"), os.fdopen(fds[0], "rb", buffering=0),
+                   os.fdopen(fds[1], "wb"), level)
+        finally:
+            os._exit(70)
+    for fd in fds:
+        os.close(fd)
+    return ("forked", pid) if pid > 0 else ("fork-failed",)
 
 
 def process_cpu(pid: int) -> tuple[float, float] | None:
