@@ -111,28 +111,15 @@ _TITLE = re.compile(r"^\[[^\]]*\]\s*")
 
 
 def record_from_gradescope(data: dict, name: str, feedback: str = "") -> dict:
-    """A submission's record from its Gradescope ``results.json`` (``grader.reporting.export.gradescope``'s format); one
-    the
-    kit wrote in an older form is refused (:class:`OldRecords`)."""
+    """A submission's record from its Gradescope ``results.json`` (``grader.reporting.export.gradescope``'s format);
+    one the kit wrote in an older form is refused (:class:`OldRecords`)."""
     extra = data.get("extra_data") or {}
     if not isinstance(extra, dict):
         extra = {}
     if "mistakes" in extra and extra.get("format") != RESULTS_FORMAT:
         raise OldRecords(OLD_RESULTS.format(name=name))
     tests = [t for t in data.get("tests") or [] if isinstance(t, dict)]
-    parts, errors = [], []
-    for p in extra.get("parts") or []:
-        own = [t for t in tests if (t.get("extra_data") or {}).get("part") == p.get("id")]
-        failed = [t for t in own if (t.get("extra_data") or {}).get("kind") == "error" and t.get("status") != "passed"]
-        said = escape.first_line(_fence(failed[0].get("output", ""))) if failed else ""
-        if said:
-            errors.append(f"{p.get('id')}: {said}")
-        main = [t for t in own if not (t.get("extra_data") or {}).get("bonus")]
-        bonus = [t for t in own if (t.get("extra_data") or {}).get("bonus")]
-        parts.append({"id": str(p.get("id")), "title": str(p.get("title", "")), "points": float(p.get("points", 0)),
-                      "bonus_points": float(p.get("bonus_points", 0) or 0),
-                      "score": round(sum(float(t.get("score", 0)) for t in main), 2),
-                      "bonus_score": round(sum(float(t.get("score", 0)) for t in bonus), 2), "error": said})
+    parts, errors = _gradescope_parts(extra, tests)
     checks = []
     for t in tests:
         info = t.get("extra_data") or {}
@@ -161,6 +148,25 @@ def record_from_gradescope(data: dict, name: str, feedback: str = "") -> dict:
         record["error"] = "; ".join(errors)
     record.update({k: str(extra.get(k) or "") for k in ("inputs", "secret", "kit")})  # the autograder's provenance
     return record
+
+
+def _gradescope_parts(extra: dict, tests: list[dict]) -> tuple[list[dict], list[str]]:
+    """The parts of a Gradescope ``results.json`` (its ``extra_data``'s, scored from their ``tests``), and the first
+    line of each part's error («part: line»)."""
+    parts, errors = [], []
+    for p in extra.get("parts") or []:
+        own = [t for t in tests if (t.get("extra_data") or {}).get("part") == p.get("id")]
+        failed = [t for t in own if (t.get("extra_data") or {}).get("kind") == "error" and t.get("status") != "passed"]
+        said = escape.first_line(_fence(failed[0].get("output", ""))) if failed else ""
+        if said:
+            errors.append(f"{p.get('id')}: {said}")
+        main = [t for t in own if not (t.get("extra_data") or {}).get("bonus")]
+        bonus = [t for t in own if (t.get("extra_data") or {}).get("bonus")]
+        parts.append({"id": str(p.get("id")), "title": str(p.get("title", "")), "points": float(p.get("points", 0)),
+                      "bonus_points": float(p.get("bonus_points", 0) or 0),
+                      "score": round(sum(float(t.get("score", 0)) for t in main), 2),
+                      "bonus_score": round(sum(float(t.get("score", 0)) for t in bonus), 2), "error": said})
+    return parts, errors
 
 
 def _fence(output: str) -> str:
