@@ -9,12 +9,6 @@ from grader.base.homeworks import ROOT
 
 GRADER = ROOT / "grader"
 LIMIT = 50
-# function (file::qualified name) -> why it may still be longer; the lead removes each when the other branch lands
-ALLOWED = {
-    "grader/batch.py::run": "the results' one-way flow (#40 item 4) reworks it on another branch",
-    "grader/reporting/feedback.py::scoreboard": "the results' one-way flow (#40 item 4) reworks it on another branch",
-    "grader/reporting/feedback.py::_failures": "the results' one-way flow (#40 item 4) reworks it on another branch",
-}
 
 
 def lengths(path: Path) -> dict[str, int]:
@@ -43,15 +37,9 @@ def too_long(paths: list[Path], root: Path = ROOT) -> dict[str, int]:
 
 
 def test_no_function_of_the_grader_is_over_the_limit():
-    over = {k: n for k, n in too_long(sorted(GRADER.rglob("*.py"))).items() if k not in ALLOWED}
+    over = too_long(sorted(GRADER.rglob("*.py")))
     assert not over, f"functions over {LIMIT} lines: split each into parts whose names say their jobs:\n" + "\n".join(
         f"{k}: {n} lines" for k, n in sorted(over.items()))
-
-
-def test_each_allowed_function_is_still_over_the_limit():
-    """An exemption ends when its function has been split: one left behind would hide the next long function."""
-    over = too_long(sorted(GRADER.rglob("*.py")))
-    assert not sorted(set(ALLOWED) - set(over)), "no longer over the limit: remove from ALLOWED"
 
 
 def test_the_reader_finds_a_long_function(tmp_path):
