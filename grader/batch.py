@@ -238,11 +238,12 @@ class Outputs:
         text, shown = feedback_text(self.hw, sub) if self.feedback is not None else ("", [])
         if self.feedback is not None:
             write_feedback(sub, text, self.feedback)
-        row = self.rows[sub.stem] = csv_row(sub, self.hw, self.parts)
+        row = csv_row(sub, self.hw, self.parts)
         if self.csv_path:
             append_row(self.csv_path, row, self.fields)
         if self.report is not None:
             write_record(sub, self.parts, row, shown, self.feedback, self.report)
+        self.rows[sub.stem] = row  # written whole: what an interrupted batch reports as written
 
     def close(self, subs: list[Submission]) -> None:
         if self.csv_path:  # in name order, in place of the order they were done in

@@ -35,6 +35,7 @@ EXCLUDED = [
     "benchmarks/cliff_margins.py", "benchmarks/kit_suite_cost.py",  # cliff_margins plays Q-learning and SARSA
     "benchmarks/boss_margins.py",  # it reads the instructor's answer key
     "benchmarks/class_report.py", "benchmarks/data", "benchmarks/class_with_burner.py",
+    "benchmarks/results_flow.py",  # it grades a class with the reference solutions
     ".benchmarks", ".ci",
     "docs", ".git", ".github",
     "grader/authoring",  # the instructor's tools that make the homework

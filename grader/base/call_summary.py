@@ -10,6 +10,10 @@ import numpy as np
 
 from grader.base.escape import printable
 
+# > 0 while a check's probe runs (grader.grading.checks.attempt): its calls are not the call a failure tells of
+# (the session tells no call of a probe)
+PROBING = [0]
+
 WIDTH = 70  # characters for one value
 
 

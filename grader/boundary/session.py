@@ -1,12 +1,12 @@
 """The implementation under test for one pytest session, as the checking process sees it.
 
 A graded test gets the part's module as a proxy (:mod:`proxy`); ``module.f(...)`` becomes :meth:`Session.call`,
-which asks the session's worker (:mod:`link`) and judges its answer (:mod:`answers`): plain data rebuilt as exact
+which asks the session's worker (:mod:`link`) and judges its answer (:mod:`replies`): plain data rebuilt as exact
 types, so no returned object can run code here. A call that runs past the check's time limit, kills its worker
 or answers with something else fails the check that made it; the next call gets a fresh worker, which loads the
 modules again. A check on hidden inputs (grader.grading.hidden) asks a worker of another link, which serves no public
 check: nothing the student's code saw of a hidden input reaches a public check's text. What this class accepts from
-the worker is what :mod:`link` and :mod:`answers` accept: the names a module defines (strings), its notes (strings),
+the worker is what :mod:`link` and :mod:`replies` accept: the names a module defines (strings), its notes (strings),
 and answers.
 """
 from __future__ import annotations
@@ -29,8 +29,6 @@ from grader.boundary.proxy import RemoteModule
 from grader.boundary.staging import provided_modules
 
 OVERRUN = 0.25  # s of CPU time past the check's limit that the clock's granularity may show
-PROBING = [0]  # > 0 while a check's probe runs (grader.grading.checks.attempt): its calls are not the call a failure
-# tells of (grader.base.call_summary, -v)
 
 
 @dataclass
@@ -197,7 +195,8 @@ class Session:
             wall = cpu
         wall = max(wall, 0.05)
         request = ("call", module, function, tuple(args), dict(kwargs), seed, (cpu, wall), int(repeat), bool(track))
-        told = not PROBING[0]  # a probe's call, looking for the cause of a failure, is not the call a failure tells of
+        # a probe's call, looking for the cause of a failure, is not the call a failure tells of
+        told = not call_summary.PROBING[0]
         if told:  # told before the call: a call that crashes or runs out of time is told too
             said = call_summary.call(function, args, kwargs) + (f" — {repeat} раз" if repeat else "")
             self.check.calls[function] = (said, None)

@@ -16,9 +16,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from grader.base.call_summary import PROBING
 from grader.base.escape import one_line
 from grader.base.results import DIAGNOSIS  # the words that name a typical mistake
-from grader.boundary.session import PROBING
 
 
 class CheckFailure(AssertionError):
