@@ -19,14 +19,12 @@ are written to a folder, as a batch writes them, and the report is built from th
 index.html, report.json and mistakes.csv. Nothing is graded.
 
 ``--alike``: the cost of comparing a class's code (grader.reporting.similarity) and where its THRESHOLD falls. A class
-folder of
-``--n`` submissions is written, each made from the reference or the loop-heavy variant (tests/kit/variants/), with
-one to three typical mistakes of the catalogue appended to their modules and every module disguised
-(tests/kit/disguise.py: local variables renamed, functions reordered). Two submissions of one origin are a
-disguised copy; of the two origins, honest independent work. On ``--sample`` of them every pair is compared (the
-threshold at 0): the script prints the highest honest share and the lowest disguised one; then the whole class is
-compared as a report compares it, and the script prints its CPU time and whether the pairs listed are exactly the
-disguised ones.
+folder of ``--n`` submissions is written, each made from the reference or the loop-heavy variant (tests/kit/variants/),
+with one to three typical mistakes of the catalogue appended to their modules and every module disguised
+(tests/kit/disguise.py: local variables renamed, functions reordered). Two submissions of one origin are a disguised
+copy; of the two origins, honest independent work. On ``--sample`` of them every pair is compared (the threshold at 0):
+the script prints the highest honest share and the lowest disguised one; then the whole class is compared as a report
+compares it, and the script prints its CPU time and whether the pairs listed are exactly the disguised ones.
 """
 from __future__ import annotations
 

@@ -138,9 +138,8 @@ def measure(cmd: list[str], repeat: int, label: str = "", split: list | None = N
 def zygotes(hw) -> int:
     """The start-ups of confined processes grading the whole homework pays, as many as one check pays: warm
     (grader.grading.warm, Linux) one, the worker template's, which forks every zygote (one check's also forks two);
-    cold, a
-    zygote per checking process (one for all the parts without namespaces, as grader.cli schedules them), and another
-    for its checks on hidden inputs where the key is here."""
+    cold, a zygote per checking process (one for all the parts without namespaces, as grader.cli schedules them), and
+    another for its checks on hidden inputs where the key is here."""
     from grader.boundary import confine
     from grader.grading import warm
     from grader.grading.hidden import hidden_available
@@ -339,8 +338,7 @@ def batch_line(hw, folder: Path, csv_path: Path, args, start: str) -> None:
     """The batch of copies of the solutions, graded for the record (hidden inputs too, on the checkout's secret):
     wall against issue 13's target, CPU per submission (of the command line and every process it started, from
     getrusage of its children) against issue 38's goal. ``start``: "warm" (the batch's templates, grader.grading.warm)
-    or
-    "cold" (``HWKIT_WARM=off``: every checking process and zygote by exec)."""
+    or "cold" (``HWKIT_WARM=off``: every checking process and zygote by exec)."""
     label = f"batch of {args.batch_size} copies, --jobs {args.jobs}, {start}"
     wall, cpu, code = measure([*CHECK, hw.name, "--batch", str(folder), "--jobs", str(args.jobs), "--csv",
                                str(csv_path), "--allow-default-secret"], 1, label,

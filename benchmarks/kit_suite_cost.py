@@ -11,8 +11,7 @@ for, and wall time:
   third within one run of this benchmark). The unit is fixed at that revision because cheaper checks make today's
   grading cheaper while the install and the suite's fixed costs stay (#38);
 - with ``--install``: ``pip install -c constraints.txt -e ".[dev]"`` into a new virtual environment, as CI does on a
-  fresh machine
-  (pip's cache makes it cheaper than a first download; the figure is a floor);
+  fresh machine (pip's cache makes it cheaper than a first download; the figure is a floor);
 - the kit suite, ``python -m pytest``, and the everyday loop, ``python -m pytest -m "not slow"`` (``--fast``: only
   the everyday loop).
 It prints each figure and each as a multiple of the unit's, against its budget: the whole suite with the install

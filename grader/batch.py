@@ -13,11 +13,9 @@ written: its row is appended to the CSV, ``--feedback OUT`` gets its scoreboard 
 and ``.json``), ``--report REPORT`` its record (``REPORT/records/<name>.json``: its scores, its checks' verdicts and
 the typical mistakes its feedback named); a submission that burns CPU holds up nobody else's (each part has a CPU
 budget for all its calls: grader.grading.budget). At the end the CSV is written again in name order, and the class
-report
-is built from the records (grader/reporting/class_report.py: ``REPORT/index.html``, ``report.json``, ``mistakes.csv``);
-the
-feedback goes to ``REPORT/feedback/`` unless ``--feedback`` says where. Ctrl-C ends the batch within seconds, with
-every process it started, and keeps what was written (grader.grading.runner.interruptible).
+report is built from the records (grader/reporting/class_report.py: ``REPORT/index.html``, ``report.json``,
+``mistakes.csv``); the feedback goes to ``REPORT/feedback/`` unless ``--feedback`` says where. Ctrl-C ends the batch
+within seconds, with every process it started, and keeps what was written (grader.grading.runner.interruptible).
 """
 from __future__ import annotations
 

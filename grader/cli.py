@@ -361,8 +361,8 @@ def _grade(args, hw, selected, impl: str, label: str, source_opts: list[str]) ->
     groups = schedule(selected, args.jobs if confine.mode() == "namespaces" else 1)
     # one submission, one user for its workers (without namespaces), whichever group runs them; Ctrl-C ends every
     # checking process and worker at once. The checking processes and the zygotes are forked by the two templates
-    # (grader.grading.runner.checking_template, a warm start, as a batch's): their imports are paid once, not once per
-    # process
+    # (grader.grading.runner.checking_template, a warm start, as a batch's): their imports are paid once, not once
+    # per process
     with checking_template(), confine.lease() as uid, interruptible(len(groups)) as pool:
         graded = {r.part.id: r for g in pool.map(lambda g: run_parts(hw, g, impl, args.timeout, public=args.public,
                                                                      show_hidden=args.show_hidden, uid=uid), groups)

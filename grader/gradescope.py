@@ -307,8 +307,7 @@ def _secret(hw: Homework, allow_default: bool) -> dict[str, bytes]:
 
 def _records(hw: Homework) -> dict[str, bytes]:
     """The key's answers on the hidden inputs of the secret in force (grader.grading.hidden_answers; git may not track
-    an
-    instructor's own), which the container reads and never computes; a missing or stale record refuses the zip."""
+    an instructor's own), which the container reads and never computes; a missing or stale record refuses the zip."""
     refused = hidden_answers.refusal(hw)
     if refused:
         raise StaleRecords(refused)
@@ -337,8 +336,7 @@ def build(out: Path, homework: str | None = None, parts: list[str] | None = None
           allow_unconfined: bool = False) -> list[str]:
     """Write the autograder zip ``out``; return the names it holds. It grades hidden inputs too, from the
     instructor's secret (grader.grading.secret); with the kit's default secret only when ``allow_default_secret``. A
-    container
-    that confines the submission's code neither by namespaces nor by a user of its own grades nobody, unless
+    container that confines the submission's code neither by namespaces nor by a user of its own grades nobody, unless
     ``allow_unconfined``."""
     from grader.authoring import release  # an instructor tool: in the kit, not in the zip
     from grader.authoring.constraints import requirements  # so is the install's pins' module

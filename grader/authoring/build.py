@@ -1,15 +1,13 @@
 """Generate the student's files from the single source in ``solutions/<hw>/``.
 
 ``python -m grader.authoring.build [HW ...]`` writes ``homework/<hw>/*.py`` (the stubs of :mod:`grader.authoring.stubs`;
-a module
-without solution regions is copied as provided code), the notebook, when the homework has one
+a module without solution regions is copied as provided code), the notebook, when the homework has one
 (:mod:`grader.authoring.notebook_build`), and the answer records of a part whose checks, key or reference changed
 (:mod:`grader.grading.public_answers`) and the key's answers on hidden inputs when missing or stale
-(:mod:`grader.grading.hidden_answers`),
-and the parts' CPU budgets when a part's limit changed (:mod:`grader.grading.budget`); ``--check``
-writes nothing and exits 1 when a generated file is out of date. Building the notebook needs nbformat (the
-``dev`` extra): without it ``--check`` checks the rest, then says in one line what to install and exits 2, and the
-build writes nothing and says the same.
+(:mod:`grader.grading.hidden_answers`), and the parts' CPU budgets when a part's limit changed
+(:mod:`grader.grading.budget`); ``--check`` writes nothing and exits 1 when a generated file is out of date. Building
+the notebook needs nbformat (the ``dev`` extra): without it ``--check`` checks the rest, then says in one line what to
+install and exits 2, and the build writes nothing and says the same.
 """
 from __future__ import annotations
 
@@ -50,8 +48,7 @@ def build(hw_name: str, check: bool = False, notebook: bool = True) -> list[Path
 
 def records(hw_name: str, check: bool = False) -> list[Path]:
     """The answer records (grader.grading.public_answers) made from other sources than today's, then the key's answers
-    on the
-    hidden inputs of the secret in force when missing or stale (grader.grading.hidden_answers); remade unless
+    on the hidden inputs of the secret in force when missing or stale (grader.grading.hidden_answers); remade unless
     ``check``."""
     hw = homeworks.load(hw_name)
     out = stale_sources(hw)
@@ -89,8 +86,7 @@ def budgets(hw_name: str, check: bool = False) -> list[Path]:
 def stale(hw_name: str) -> list[Path]:
     """Generated files that differ from what the build would write now, answer records made from other
     sources than today's (grader.grading.public_answers: ``python -m grader.grading.public_answers`` remakes them), and
-    a ``parts.toml`` whose
-    CPU budgets are stale (grader.grading.budget)."""
+    a ``parts.toml`` whose CPU budgets are stale (grader.grading.budget)."""
     hw = homeworks.load(hw_name)
     return build(hw_name, check=True) + stale_sources(hw) + budget.stale(hw)
 

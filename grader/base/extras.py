@@ -4,8 +4,7 @@ A tool that needs a package of an extra (``nbformat`` to build the notebook, the
 from :func:`require`; where the package is missing, the tool ends with exit 2 and one line on stderr naming the
 extra to install, never a traceback. :func:`missing` says the same line without ending anything, for a tool that can
 do the rest of its work without the package (``grader.authoring.build --check`` checks the modules, then says the
-notebook
-needs the extra).
+notebook needs the extra).
 """
 from __future__ import annotations
 

@@ -38,9 +38,8 @@ class CheckResult:
     twin: str = ""  # a hidden twin: the name of the public check it gates (it carries no points of its own)
     grade_only: bool = False  # runs only in the grade (a replay of what the student's code did; grader.grading.hidden)
     # the gates the check counts behind (its functions, or one behaviour of a function: grader.grading.checks.graded),
-    # whether
-    # it can open them (an oracle check: the key's answer from its own copy of the inputs), and the student's functions
-    # a replay composes (it counts only when each of theirs is open)
+    # whether it can open them (an oracle check: the key's answer from its own copy of the inputs), and the student's
+    # functions a replay composes (it counts only when each of theirs is open)
     gates: list[str] = field(default_factory=list)
     oracle: bool = False
     replays: list[str] = field(default_factory=list)

@@ -99,8 +99,7 @@ _PROBE = ("import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); "
 UID_BASE, UID_SLOTS = 61000, 1000  # uids no account has: root can become any number, no account is created
 PROBE_UID = UID_BASE + UID_SLOTS  # the probe's: never leased
 # a leased uid's twin, for the workers of the submission's hidden checks (grader.grading.hidden): held by the same
-# lease, so
-# a hidden worker never shares a user with a public one, its own submission's included
+# lease, so a hidden worker never shares a user with a public one, its own submission's included
 HIDDEN_OFFSET = UID_SLOTS + 1
 UID_ENV = "HWKIT_WORKER_UID"  # the uid the command line leased for the submission graded now
 SEPARATE_ENV = "HWKIT_SEPARATE_USER"  # "on" / "off": the command line probed already
@@ -647,11 +646,10 @@ _SYSCALLS = {"x86_64": (0xC000003E, {"clone": 56, "fork": 57, "vfork": 58, "clon
                                       "socketpair": 199, **_IPC["aarch64"], **_IO_URING,
                                       **_KEYS["aarch64"]})}
 # a worker of hidden checks (grader.grading.hidden) creates everything under umask 077 (worker._serve) and may not widen
-# it:
-# no chmod, no umask, no extended attribute (an ACL would open a file to other users), no symbolic link (its target
-# is text every user reads, whatever the umask): nothing it leaves is readable by another user (the public workers'
-# own, without namespaces). fchmodat2 (Linux 6.6), setxattrat and removexattrat (6.13) have the numbers every
-# architecture shares from 424 on
+# it: no chmod, no umask, no extended attribute (an ACL would open a file to other users), no symbolic link (its target
+# is text every user reads, whatever the umask): nothing it leaves is readable by another user (the public workers' own,
+# without namespaces). fchmodat2 (Linux 6.6), setxattrat and removexattrat (6.13) have the numbers every architecture
+# shares from 424 on
 _NEW = {"fchmodat2": 452, "setxattrat": 463, "removexattrat": 466}
 _HIDDEN = {"x86_64": {"chmod": 90, "fchmod": 91, "fchmodat": 268, "umask": 95, "setxattr": 188, "lsetxattr": 189,
                       "fsetxattr": 190, "removexattr": 197, "lremovexattr": 198, "fremovexattr": 199, "symlink": 88,

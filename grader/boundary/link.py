@@ -36,8 +36,7 @@ _BOOT = ("import sys; sys.path[:] = [{root!r}] + [p for p in sys.path if p not i
 
 class Link:
     """``hidden``: the link of the session's hidden checks (grader.grading.hidden), whose workers serve no public check:
-    forked
-    by a zygote of their own (their own scratch folders, /tmp and PID namespace), without namespaces run as the
+    forked by a zygote of their own (their own scratch folders, /tmp and PID namespace), without namespaces run as the
     lease's hidden twin (confine.hidden_uid), under umask 077 and unable to widen it (worker._serve)."""
 
     def __init__(self, hw: Homework, source: Path, token: str, provided: dict[str, Path], kit_modules: list[str],

@@ -13,8 +13,7 @@ no process of its user (a worker run without any confinement) can trace it to re
 
 The command line holds the template; a checking process it starts gets a connection of its own (``--worker-template
 FD``, grader.grading.plugin), so that the zygote of its hidden checks is forked by the template too. Where there is
-none, or
-it is gone, a zygote is started by exec.
+none, or it is gone, a zygote is started by exec.
 """
 from __future__ import annotations
 

@@ -210,8 +210,7 @@ def _key(hw: Homework, confined: bool, hidden: bool = False) -> tuple:
 def for_session(hw: Homework, confined: bool, hidden: bool = False) -> Zygote | None:
     """The zygote of this process for ``hw`` (None where workers cannot be forked). ``hidden``: the one of the
     workers of hidden checks (grader.grading.hidden), never the public workers' own: its folder (their scratch folders),
-    its
-    private /tmp and its PID namespace are its own, and without namespaces its user is the lease's hidden twin
+    its private /tmp and its PID namespace are its own, and without namespaces its user is the lease's hidden twin
     (confine.hidden_uid)."""
     if not available():
         return None

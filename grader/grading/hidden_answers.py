@@ -1,14 +1,12 @@
 """The answer key's answers on hidden inputs, recorded once per secret, beside it: ``<secret>.answers/<part>.json``.
 
 A check on hidden inputs asks the answer key (grader.grading.key) as a check on public inputs does. What it asks on
-inputs
-made from the secret alone (a hidden seed's MDP, trajectory or batch) is the same in every grade of that secret, so
-it is computed once: ``python -m grader.grading.secret HW --new`` records it for each candidate secret while the
-reference
-is graded on that secret's hidden inputs, and keeps it with the accepted secret; ``--record`` records it for the
-secret in force. A grade, a batch and a Gradescope container then read it; the key computes only what no grade of
-the reference asked: a call on inputs the student's own run made (the replay of a journal the reference would not
-have written), or a typical mistake's answer wanted by a failed check.
+inputs made from the secret alone (a hidden seed's MDP, trajectory or batch) is the same in every grade of that secret,
+so it is computed once: ``python -m grader.grading.secret HW --new`` records it for each candidate secret while the
+reference is graded on that secret's hidden inputs, and keeps it with the accepted secret; ``--record`` records it for
+the secret in force. A grade, a batch and a Gradescope container then read it; the key computes only what no grade of
+the reference asked: a call on inputs the student's own run made (the replay of a journal the reference would not have
+written), or a typical mistake's answer wanted by a failed check.
 
 The records sit beside the secret (``tests/<hw>/key/secret.answers/`` for ``tests/<hw>/key/secret``, whether the
 file exists or the kit's default secret is in force; beside the file HWKIT_SECRET_FILE names otherwise), in the
@@ -20,8 +18,7 @@ makes the hidden inputs and the key calls). A digest, not a declared version: no
 and a record made for a check's old inputs is never read for its new ones. One differing makes the record stale;
 a stale or missing record is the kit's error, never a pass and never a silent recomputation: the grade for the
 record refuses to start (grader.cli, grader.batch), ``grader.gradescope`` and ``grader.grading.public_answers --check``
-refuse
-with exit 2, and a check that asks it anyway fails with the kit's error (grader.grading.key.MissingAnswer).
+refuse with exit 2, and a check that asks it anyway fails with the kit's error (grader.grading.key.MissingAnswer).
 """
 from __future__ import annotations
 
@@ -167,8 +164,7 @@ def text(hw, part: str, made: list[dict], cpu: float) -> str:
 
 def write(hw, recorded: dict[str, list[dict]], parts: list[str]) -> list[Path]:
     """Write each part's record from the key calls a recording grade made (grader.grading.key.RECORDING: part ->
-    entries,
-    those on hidden inputs flagged), one entry per distinct function and inputs; return the files."""
+    entries, those on hidden inputs flagged), one entry per distinct function and inputs; return the files."""
     from grader.grading.public_answers import distinct
 
     out = []

@@ -7,13 +7,11 @@ in the instructor's modules ``tests/<hw>/key/<part>.py``, which the student's co
 
 - on the public inputs (the ones the student's copy holds) the answer comes from the records
   ``tests/<hw>/answers/<part>.json``, which ``python -m grader.grading.public_answers`` writes by running the reference
-  with the
-  instructor's modules; in the copy and in the instructor's checkout alike, so the copy's verdicts and feedback are
-  the instructor's on those inputs;
+  with the instructor's modules; in the copy and in the instructor's checkout alike, so the copy's verdicts and feedback
+  are the instructor's on those inputs;
 - on hidden inputs (grader.grading.hidden) the answers recorded once for the instructor's secret
   (grader.grading.hidden_answers), and the instructor's module for what no grade of the reference asked (the student's
-  own
-  run) or a typical mistake's answer a failed check wants.
+  own run) or a typical mistake's answer a failed check wants.
 
 A record is found by the function's name and the inputs it was called with, compared with a tolerance (the
 inputs come from the checks' own seeds; a record made with other inputs, say by another NumPy's generator, is
@@ -102,8 +100,7 @@ class AnswerKey:
     def _hidden(self, name: str, args: tuple, kwargs: dict):
         """A key call of a check on hidden inputs: recorded on public inputs (a check on hidden inputs may still ask
         about public ones), else recorded for the secret in force (grader.grading.hidden_answers), else computed: inputs
-        no
-        grade of the reference made (the student's own run) or inputs that are no data (a module of the student's).
+        no grade of the reference made (the student's own run) or inputs that are no data (a module of the student's).
         While ``python -m grader.grading.secret`` records, every call it computes is recorded, with the CPU it took."""
         module = self._instructor()
         if name in getattr(module, "FROM_THE_RUN", ()):

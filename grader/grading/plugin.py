@@ -124,8 +124,7 @@ def _meta(item) -> dict:
 
 def _inputs(item) -> dict:
     """What a check's inputs are (grader.grading.hidden; a check may carry several of its marks: grade_only and a
-    case's):
-    ``hidden`` (hidden inputs: its key runs live), ``twin`` (the public case it gates), ``grade_only``."""
+    case's): ``hidden`` (hidden inputs: its key runs live), ``twin`` (the public case it gates), ``grade_only``."""
     marks = [m.kwargs for m in item.iter_markers("inputs")]
     twin = next((m["twin"] for m in marks if m.get("twin")), None)
     return {"hidden": any(m.get("hidden") for m in marks), "twin": twin,
@@ -154,8 +153,7 @@ def pytest_collection_modifyitems(session, config, items):
 
 def _hidden_last(items) -> None:
     """Run the checks on hidden inputs (twins, grade-only checks, ``behaviour=True`` ones; grader.grading.hidden) after
-    all
-    the public checks of every part of this process, in their own workers (grader.boundary.session): whatever the
+    all the public checks of every part of this process, in their own workers (grader.boundary.session): whatever the
     student's code did on a hidden input, no public check runs after it. The results keep the test files' order
     (:func:`pytest_collection_finish`)."""
     for place, item in enumerate(items):
@@ -408,8 +406,7 @@ def _work_out_title(item) -> tuple[str, float, bool, tuple[str, ...]]:
 
 def _told_call(item, function: str, exc: BaseException | None = None) -> str:
     """The last call of ``function`` in the check now ending, and its answer, in words (grader.base.call_summary); an
-    array
-    answer that differs from the expected one is shown around its first differing item (``exc.differs``)."""
+    array answer that differs from the expected one is shown around its first differing item (``exc.differs``)."""
     for session in item.config.stash[_STATE]["sessions"].values():
         if function in session.check.calls:
             said, answer = session.check.calls[function]
@@ -445,8 +442,8 @@ def pytest_runtest_makereport(item, call):
             trace = "\n".join(filter(None, [said, str(exc.info.get("traceback", ""))]))
         else:
             trace = _told_call(item, subject, exc) or ("" if isinstance(exc, CheckFailure) else report.longreprtext)
-        # the typical mistake the check named: a field the check's helpers set (grader.grading.checks), never read from
-        # text
+        # the typical mistake the check named: a field the check's helpers set (grader.grading.checks), never read
+        # from text
         diagnosis = exc.diagnosis if isinstance(exc, CheckFailure) and isinstance(exc.diagnosis, str) else ""
         item.stash[_FAILURE] = (kind, message, str(trace), subject, getattr(exc, "defer", None) or {}, diagnosis)
         if item.config.stash[_STATE]["events"] is None and isinstance(exc, RemoteError):

@@ -46,8 +46,7 @@ from grader.grading.kit_digest import kit_digest
 # no:unraisableexception, no:threadexception: no garbage collection passes after the last check (up to 0.1 s);
 # no student object lives in this process, and warnings are ignored anyway
 # -p grader.grading.plugin, --impl=PATH (one argument), --confcutdir: pytest never takes a submission's folder for a
-# test
-# path, so never loads a conftest.py (or any module) from it; only the kit's own conftest files under tests/
+# test path, so never loads a conftest.py (or any module) from it; only the kit's own conftest files under tests/
 PYTEST_FLAGS = ["-q", "--tb=native", "--assert=plain", "-p", "grader.grading.plugin",
                 "--confcutdir", str(ROOT / "tests"),
                 "-p", "no:cacheprovider", "-p", "no:randomly",
@@ -165,13 +164,12 @@ def gated(checks: list[CheckResult], show_hidden: bool = False, partial: bool = 
     """The checks that carry points, each counted only when its function works on hidden inputs; the twins left out.
 
     A gate (a function, or one behaviour of it: grader.grading.checks.graded) opens when one of its oracle checks passes
-    on
-    hidden inputs; nothing else opens one: a property, bookkeeping, a statistic or a comparison of the function with
+    on hidden inputs; nothing else opens one: a property, bookkeeping, a statistic or a comparison of the function with
     itself, twins or not. A check counts when it passed, its hidden twins passed (one more condition on their public
     case), each of its gates is open, and, for a replay of the student's own functions, each of theirs is. One missed
     hidden case costs that check, not the function; a submission that knows only the public answers, or that does
-    nothing the key can tell from working, scores nothing. ``partial``: a run of selected checks, where a gate none
-    of whose oracle checks ran is not judged (a grade for the record runs them all)."""
+    nothing the key can tell from working, scores nothing. ``partial``: a run of selected checks, where a gate none of
+    whose oracle checks ran is not judged (a grade for the record runs them all)."""
     hidden = [c for c in checks if c.hidden]
     if not hidden:
         return checks
@@ -285,8 +283,7 @@ def notes(records: list[dict]) -> list[str]:
 
 def checking_environment(token: str, inputs: str = "public", uid: int | None = None) -> dict[str, str]:
     """The environment of a checking process of the grading run ``token``, on ``inputs`` (grader.grading.hidden), its
-    workers
-    run as ``uid`` (with namespaces, their root outside them)."""
+    workers run as ``uid`` (with namespaces, their root outside them)."""
     env = dict(os.environ)
     env[INPUTS_ENV] = inputs  # bytecode of the kit's own modules may be cached: no student module is imported here
     # no third-party pytest plugins: whatever is installed on the machine, the checks run the same way
@@ -561,8 +558,7 @@ def checking_template():
     checking template (grader.grading.warm; its environment: :func:`template_environment`), and the worker template the
     zygotes are forked from (grader.boundary.template). Both carry the command line's marker: Ctrl-C ends them and
     all they forked. Where this process holds a connection to a checking template already (grader.grading.warm.adopt:
-    the
-    kit's own suite holds both for all its runs), the block uses those and starts none."""
+    the kit's own suite holds both for all its runs), the block uses those and starts none."""
     if warm.current() is not None:
         yield warm.current()
         return

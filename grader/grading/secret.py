@@ -6,11 +6,10 @@ Without an option: which secret grades the homework (its fingerprint, or that it
 (each folder of ``tests/kit/variants/<hw>/``) pass every check on its hidden inputs, the bonus included; a secret
 whose inputs fail one is drawn again (up to ``--tries``). The reference's grade of each candidate records the answer
 key's answers on its hidden inputs (grader.grading.hidden_answers), which the variants' grades then read, and which are
-kept
-with the accepted secret. It is written to ``tests/<hw>/key/secret`` (readable by its owner only), which the
-student's copy never holds, or to the file ``HWKIT_SECRET_FILE`` names; its records beside it. Every grade's CSV
-row and JSON carries the secret's fingerprint. ``--record``: record the key's answers on the hidden inputs of the
-secret in force again (after a change to the checks or the key), from the reference's grade.
+kept with the accepted secret. It is written to ``tests/<hw>/key/secret`` (readable by its owner only), which the
+student's copy never holds, or to the file ``HWKIT_SECRET_FILE`` names; its records beside it. Every grade's CSV row and
+JSON carries the secret's fingerprint. ``--record``: record the key's answers on the hidden inputs of the secret in
+force again (after a change to the checks or the key), from the reference's grade.
 """
 from __future__ import annotations
 
@@ -96,8 +95,7 @@ def _failed(hw: Homework, label: str, impl: str) -> list[str]:
 def record(hw: Homework) -> tuple[list[str], list[Path]]:
     """Grade the reference on the hidden inputs of the secret in force, recording every key call it makes; when it
     passes every check, write the key's answers on hidden inputs beside the secret (grader.grading.hidden_answers).
-    Returns
-    what failed and the files written (none when something failed)."""
+    Returns what failed and the files written (none when something failed)."""
     from grader.grading.runner import kit_rewritten
 
     with tempfile.TemporaryDirectory(prefix="hwrecord-") as tmp:

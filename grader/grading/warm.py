@@ -2,17 +2,15 @@
 checking processes (a warm start).
 
 Cold, each checking process is ``python -m pytest <test files> ...`` (grader/grading/runner.py): Python, NumPy, pytest
-and
-the grader are imported again for every submission. Warm, a batch (and one grade from the command line, whose two
-checking processes it forks: grader.cli) starts one template (``python -c``, by exec) that
-imports them, the grader's plugin and pytest's own plugins, and nothing of any test file or of the answer key; for
-each checking process the runner would start, the template forks a child that takes the request's command line,
-working folder, standard streams and environment (the whole of it: ``HWKIT_INPUTS``, ``HWKIT_SECRET_FILE``,
-``HWKIT_CONFINE``, the worker's uid and the run's token come per request, never from whoever started the template)
-and runs ``pytest.main`` in it: collection, the test modules and the answer key are the child's own, as in a cold
-process. Like a checking process, the template may hold the key: it is part of the checking side. No worker is ever
-forked from it: workers come from the zygotes, which are started by exec (grader/boundary/zygote.py), so the
-boundary is the cold path's.
+and the grader are imported again for every submission. Warm, a batch (and one grade from the command line, whose two
+checking processes it forks: grader.cli) starts one template (``python -c``, by exec) that imports them, the grader's
+plugin and pytest's own plugins, and nothing of any test file or of the answer key; for each checking process the runner
+would start, the template forks a child that takes the request's command line, working folder, standard streams and
+environment (the whole of it: ``HWKIT_INPUTS``, ``HWKIT_SECRET_FILE``, ``HWKIT_CONFINE``, the worker's uid and the run's
+token come per request, never from whoever started the template) and runs ``pytest.main`` in it: collection, the test
+modules and the answer key are the child's own, as in a cold process. Like a checking process, the template may hold the
+key: it is part of the checking side. No worker is ever forked from it: workers come from the zygotes, which are started
+by exec (grader/boundary/zygote.py), so the boundary is the cold path's.
 
 Forking and reaping are grader/boundary/forkserver.py's. Linux only (:func:`available`); anywhere else, or with
 ``HWKIT_WARM=off``, or when the template is gone, a checking process is started cold.

@@ -12,11 +12,10 @@ from the records grading already wrote.
   (``grader.reporting.feedback.scoreboard(shown=...)``
   logs them, with their diagnosis, as it prints them); for Gradescope, the failed tests of results.json
   (``extra_data.mistakes``, written by ``grader.reporting.export.gradescope`` from those fields; a test whose visibility
-  is
-  ``hidden`` is never read, so it names nothing). A mistake the feedback did not name is not counted: a failure
+  is ``hidden`` is never read, so it names nothing). A mistake the feedback did not name is not counted: a failure
   without a name is listed under «Ошибки без названия», by function. Records of an older form (a batch's record of
-  version 1, a results.json without ``extra_data.format``), whose mistakes were read from the texts, are refused
-  with what to do: grade again.
+  version 1, a results.json without ``extra_data.format``), whose mistakes were read from the texts, are refused with
+  what to do: grade again.
 - **SOURCE** is either the records of a batch (``check.py HW --batch DIR --report OUT`` writes one JSON per
   submission to ``OUT/records/`` and builds the report from them), or a Gradescope export: the folder (or ``.zip``)
   that Gradescope's «Export Submissions» gives, ``submission_<id>/`` folders, each with the autograder's
@@ -479,8 +478,7 @@ def _submission_row(r: dict, names: dict[str, str], links: dict[str, str], scrub
 
 def _alike(alike: dict, names: dict[str, str], links: dict[str, str], scrub) -> dict:
     """The section «Похожие работы»: grader.reporting.similarity's pairs under the report's names (hashes when
-    anonymized),
-    with links to both feedback files (none when anonymized) and the quoted code scrubbed of every name."""
+    anonymized), with links to both feedback files (none when anonymized) and the quoted code scrubbed of every name."""
     pairs = [{"a": names[p["a"]], "b": names[p["b"]], "feedback": [links.get(p["a"], ""), links.get(p["b"], "")],
               "share": p["share"], "shares": p["shares"],
               "regions": [{side: {**q[side], "where": scrub(q[side]["where"]), "text": scrub(q[side]["text"])}
@@ -753,8 +751,7 @@ def homework_of(records: list[dict], homework: str = "") -> str:
 
 def instructor_salt(records: list[dict], homework: str = "") -> str:
     """The key of --anonymize's hashes when no --salt is given: the instructor's secret (grader.grading.hidden.secret)
-    of the
-    homework the records are of (``homework``, or the one whose parts they name). The kit's default secret is
+    of the homework the records are of (``homework``, or the one whose parts they name). The kit's default secret is
     public, so it is refused: without a secret of one's own, a --salt is needed."""
     from grader.base import homeworks
     from grader.grading import hidden

@@ -51,9 +51,8 @@ def gradescope(results: list[PartResult], seconds: float, totals: Totals | None 
     ``extra_data`` holds the graded parts and the notes of each part (a notebook's cells that failed), so
     :func:`set_visibility` can rewrite the summary from this dict alone, and ``mistakes``: the typical mistakes the
     failed tests name, each its check's field (CheckResult.diagnosis, the line its output prints;
-    grader.reporting.class_report
-    builds the class report from them); ``format``: :data:`RESULTS_FORMAT`. ``totals``: those of ``results``,
-    computed once by the caller (else here)."""
+    grader.reporting.class_report builds the class report from them); ``format``: :data:`RESULTS_FORMAT`.
+    ``totals``: those of ``results``, computed once by the caller (else here)."""
     tests, mistakes = [], []
     for r in results:
         if r.error:

@@ -423,8 +423,8 @@ def subject(c: CheckResult, functions: list[str]) -> str:
     """The function of the module under test a failed check is about ("" when unknown).
 
     A TODO names the function to write; otherwise the check's subject: the function whose answer it compared, as
-    the check declares it (grader.grading.checks.graded), never a function it called to build its expected answer or a
-    hint.
+    the check declares it (grader.grading.checks.graded), never a function it called to build its expected answer
+    or a hint.
     """
     known = set(functions)
     m = _TODO.search(c.message)

@@ -1,10 +1,8 @@
 """Grades into the LMS: the import file Canvas or Moodle documents, from a class's records and a roster.
 
 ``--roster FILE --lms canvas|moodle`` on ``check.py HW --batch DIR`` and on ``python -m grader.reporting.class_report
-SOURCE
-OUT`` (records of a batch, or a Gradescope export). The file is a reader of the records (grader.reporting.class_report),
-like
-the class report: nothing is graded again.
+SOURCE OUT`` (records of a batch, or a Gradescope export). The file is a reader of the records
+(grader.reporting.class_report), like the class report: nothing is graded again.
 
 - **The roster** is a CSV of the instructor's: ``submission,lms_id`` and optionally ``name`` (other columns are
   ignored), UTF-8 (a BOM, as Excel writes it, is accepted), separated by commas or, as Excel writes it in a Russian
@@ -339,8 +337,7 @@ def check_batch(export: Export, hw, selected, folder: Path) -> None:
 
 def batch_records(subs) -> list[dict]:
     """The records of a batch's submissions (grader.grading.submissions.Submission), as ``--report`` writes them
-    (without the
-    failure texts, which the LMS file does not read)."""
+    (without the failure texts, which the LMS file does not read)."""
     from grader.reporting import class_report
 
     return [class_report.record_from_results(s.name, [] if s.error else s.results, [],

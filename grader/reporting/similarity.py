@@ -8,13 +8,12 @@ stubs and the notebook's provided cells hold is boilerplate: its fingerprints ar
 compared, so a class that kept the stubs' signatures, docstrings and helpers is not alike for that.
 
 A submission's code is what grading graded (grader.grading.submissions.locate): its part modules, in the order of the
-parts, or
-its notebook's code cells; read as data (regular files only, no link followed, at most ``MAX_BYTES`` each), never
-imported or run. The share of a pair is copydetect's similarity (the part of a submission's fingerprinted code that
-the other one also has) of the submission that shares less: a small submission inside a big one is not listed for
-that alone. Pairs at or above ``THRESHOLD`` are listed, highest first, with their matching regions: each region of
-the first submission beside the region of the second that holds most of the same fingerprints, as the kit quotes
-them (the report escapes them; copydetect's own HTML report is never used).
+parts, or its notebook's code cells; read as data (regular files only, no link followed, at most ``MAX_BYTES`` each),
+never imported or run. The share of a pair is copydetect's similarity (the part of a submission's fingerprinted code
+that the other one also has) of the submission that shares less: a small submission inside a big one is not listed for
+that alone. Pairs at or above ``THRESHOLD`` are listed, highest first, with their matching regions: each region of the
+first submission beside the region of the second that holds most of the same fingerprints, as the kit quotes them (the
+report escapes them; copydetect's own HTML report is never used).
 """
 from __future__ import annotations
 
@@ -238,8 +237,8 @@ def _quote(code: Code, text: str, start: int, end: int) -> dict:
 def for_class(records: list[dict], hw: Homework | None, folder: Path | None = None) -> dict:
     """The alike pairs of a class's records: the code of each comes from ``folder`` (the class folder a batch
     graded: grader.grading.submissions.find_submissions names the submissions as the records do), else from the
-    submission's
-    own folder of a Gradescope export (the record's ``folder``); without either, the section says how to give it."""
+    submission's own folder of a Gradescope export (the record's ``folder``); without either, the section says how to
+    give it."""
     names = {r["name"] for r in records}
     if hw is None or (folder is None and not any(r.get("folder") for r in records)):
         return {"available": available(), "compared": 0, "threshold": THRESHOLD, "pairs": [], "more": 0,

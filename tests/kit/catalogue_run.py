@@ -17,8 +17,7 @@ A mutant is graded on the checks whose verdict it can change, and only as far as
 - Within a run, the session ends once the first block is settled (``FirstBlock``): the first group (the failed
   subject first in the module's order) is led by a named typical mistake, which no later check of the group can
   displace (a group's lead is its first failure of the lowest rank, grader.reporting.feedback.lead_rank), whether the
-  group
-  has other failures is known (the block says so), and no check still to run is about a function before it. The
+  group has other failures is known (the block says so), and no check still to run is about a function before it. The
   checks not run are left out, as those of the second stage are.
 - A call of a function the mutant does not change, on the arguments the reference's grading called it with, gets
   the reference's answer (``Memo``), when that call changed none of the test's objects: the 3 s of SARSA training
@@ -375,9 +374,8 @@ def plan(reference: list[dict], changed: set[str] | None, order: list[str]) -> t
 
     Only a check that reaches a changed function can fail. The feedback opens with the failed subject that comes
     first in the module's order (callees first, grader.reporting.feedback.function_order), so it can begin no earlier
-    than the
-    changed subject first in that order. The first stage runs the reaching checks whose subjects include a function
-    up to that one; when one of them fails with a subject up to it, no other check can come before it in the
+    than the changed subject first in that order. The first stage runs the reaching checks whose subjects include a
+    function up to that one; when one of them fails with a subject up to it, no other check can come before it in the
     feedback, and the second stage (the other reaching checks) is not run.
     """
     if changed is None:

@@ -84,8 +84,7 @@ def run_check_json(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProc
 
 def collected(tmp_path: Path, hw_name: str = HW) -> list[dict]:
     """Every check of a homework's graded suites as the grade for the record collects it (grader.grading.plugin._meta,
-    on
-    hidden inputs: twins and checks run only in the grade too), each with its part's id (``part``)."""
+    on hidden inputs: twins and checks run only in the grade too), each with its part's id (``part``)."""
     from grader.base import homeworks
     from grader.grading.runner import PYTEST_FLAGS
 

@@ -143,8 +143,7 @@ def probed(request, tmp_path_factory, listener):
     hw = homeworks.load(HW)
     with in_process(request.param):  # while the session chooses its confinement and its worker starts
         # as the grader does before every grading (grader.grading.runner.run_parts): in a fresh clone no grading has
-        # closed
-        # the key, the reference and the kit's tests to other users yet when this module runs first
+        # closed the key, the reference and the kit's tests to other users yet when this module runs first
         protect_key(hw)
         session = Session(hw, folder, 20)
         seen = session.module("ppo").probe(str(ROOT), listener[0])

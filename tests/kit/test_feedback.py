@@ -5,9 +5,8 @@ compared), callee first (td_errors, gae, ppo_loss); a named typical
 mistake leads its group and the group's other failed checks are one line each; a function whose callee failed
 above defers to it. Every typical mistake of the kit's catalogue opens the feedback with a diagnosis or a hint
 that is about something (grader.reporting.feedback.GENERIC_HINTS lists the texts that are not), opens on the function
-that has
-the mistake and names no mistake but its own: each mutant file says which function it breaks (``BREAKS``) and the words
-that name it (``NAMED_BY``).
+that has the mistake and names no mistake but its own: each mutant file says which function it breaks (``BREAKS``) and
+the words that name it (``NAMED_BY``).
 """
 from __future__ import annotations
 

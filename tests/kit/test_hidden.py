@@ -2,8 +2,7 @@
 the grade for the record refuses the kit's default secret; the answer key records are found again by their inputs.
 
 The rules are pure functions here (grader.grading.runner.gated, grader.grading.key); the attacks on a whole release are
-in
-tests/kit/test_answer_key.py.
+in tests/kit/test_answer_key.py.
 """
 from __future__ import annotations
 
@@ -241,9 +240,8 @@ def test_the_variants_a_new_secret_is_tried_on_are_the_variant_folders_of_its_ho
 @pytest.mark.slow
 def test_a_new_secret_is_drawn_tried_on_the_reference_and_variants_and_kept_for_its_owner_only(tmp_path):
     """``python -m grader.grading.secret HW --new`` end to end, writing where HWKIT_SECRET_FILE says (never the
-    checkout's
-    tests/<hw>/key/secret): a drawn secret's hidden inputs pass the reference and every variant, so it is kept,
-    readable by its owner only (even over a file that was readable by all), and the grader then grades with it."""
+    checkout's tests/<hw>/key/secret): a drawn secret's hidden inputs pass the reference and every variant, so it is
+    kept, readable by its owner only (even over a file that was readable by all), and the grader then grades with it."""
     from grader.grading.hidden import DEFAULT_SECRET, SECRET_ENV, fingerprint, secret_path
     from kit import check_env, run_measured
 
@@ -298,8 +296,7 @@ def test_an_answer_survives_its_record_exactly():
 def test_without_namespaces_a_worker_run_as_a_user_of_its_own_cannot_read_the_answer_key():
     """Without namespaces a grader run as root runs the worker as a uid of the submission's own (grader.boundary.
     confine); the grader keeps the key folder its owner's only (grader.grading.runner.protect_key), so that user cannot
-    read
-    an oracle or the secret."""
+    read an oracle or the secret."""
     from grader.base import homeworks
     from grader.boundary import confine
     from grader.grading.runner import protect_key

@@ -1,6 +1,5 @@
 """The answer key's answers on hidden inputs, recorded once per secret beside it (grader.grading.hidden_answers): a
-grade
-reads them and computes only what no grade of the reference asked; a missing or stale record is the kit's error,
+grade reads them and computes only what no grade of the reference asked; a missing or stale record is the kit's error,
 refused by the grade for the record, grader.grading.public_answers --check and grader.gradescope."""
 from __future__ import annotations
 

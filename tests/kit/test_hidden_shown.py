@@ -7,8 +7,7 @@ grader.grading.hidden)
   hidden twin, under umask 077, refused chmod, umask, symbolic links and extended attributes.
 - Without ``--show-hidden`` a failure on hidden inputs keeps its verdict and the typical mistake its check named,
   never its inputs, its expected values or the student's text (grader.grading.runner.withheld); on Gradescope it is
-  shown no
-  sooner than ``--hidden-inputs-visibility``, by a field set from the collection's marks.
+  shown no sooner than ``--hidden-inputs-visibility``, by a field set from the collection's marks.
 - The whole: a submission (the reference's ppo and control, each function wrapped) records every input it is given,
   in its module's globals, in /tmp and in its scratch folder (file contents and file names), and from its second
   call on raises, as its exception's message, the numbers it finds there. The checking process notes every input it
@@ -110,10 +109,9 @@ def find(paths):
 @pytest.mark.parametrize("mode", MODES)
 def test_a_hidden_check_runs_in_a_worker_that_no_public_check_shares_and_leaves_nothing_others_read(tmp_path, mode):
     """A check on hidden inputs asks a worker of its own: a public check after it (the order grader.grading.plugin no
-    longer
-    makes) finds nothing of its input in the worker's globals, in /tmp or in its scratch folder; the hidden worker
-    writes under umask 077 and is refused chmod, umask, symbolic links and extended attributes; without namespaces
-    it runs as another user."""
+    longer makes) finds nothing of its input in the worker's globals, in /tmp or in its scratch folder; the hidden
+    worker writes under umask 077 and is refused chmod, umask, symbolic links and extended attributes; without
+    namespaces it runs as another user."""
     from grader.base import homeworks
     from grader.boundary import zygote
     from grader.boundary.session import Session

@@ -1,6 +1,5 @@
 """Grades into the LMS (grader/reporting/lms.py): the import files of Canvas and Moodle for a class of three, built from
-records
-made by hand (nothing is graded here), the roster's checks, what is left out and listed, and the grades refused.
+records made by hand (nothing is graded here), the roster's checks, what is left out and listed, and the grades refused.
 """
 from __future__ import annotations
 

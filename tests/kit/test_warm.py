@@ -1,7 +1,6 @@
 """The warm start: a batch's checking processes are forked by one checking template (grader.grading.warm) and its
-zygotes by
-one worker template (grader.boundary.template); they grade as cold ones do, whatever each request says about its
-inputs and its confinement, and no worker holds anything of the key; one grade from the command line (as Gradescope
+zygotes by one worker template (grader.boundary.template); they grade as cold ones do, whatever each request says about
+its inputs and its confinement, and no worker holds anything of the key; one grade from the command line (as Gradescope
 grades a submission) is warm too and grades as a cold one; the cold path (``HWKIT_WARM=off``) stays as it was.
 
 The class is the reference, the untouched stubs and one catalogued mistake, on the parts dp and ppo (the cheapest two),

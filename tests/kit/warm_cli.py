@@ -5,8 +5,7 @@ it that the kit's tests ask for (kit.run_check), instead of starting Python agai
 A forked run takes everything a run started by exec would take from its caller: the arguments, the working folder,
 the whole environment (``HWKIT_CONFINE``, ``HWKIT_SECRET_FILE``, ``HWKIT_INPUTS`` and the rest come per run, never
 from whoever started this process), its own run token (grader.grading.runner.RUN_TOKEN, drawn when the runner is
-imported),
-its own random state, and standard streams of its own; it is the leader of a session of its own, and it runs
+imported), its own random state, and standard streams of its own; it is the leader of a session of its own, and it runs
 ``grader.cli.main`` as ``homework/check.py`` does. What Python reads only when it starts (``PYTHON*``: the path, the
 hash seed, ``sitecustomize``) a fork cannot take: a run whose environment differs there from this process's is started
 by exec (:func:`can_fork`), as is every run where forking is not to be had (grader.boundary.forkserver.available).
@@ -15,11 +14,10 @@ The checking processes and zygotes a forked run starts are forked by the grader'
 (grader.grading.warm,
 grader.boundary.template), which this module starts once for the suite, as a command line starts them for its grade,
 and hands each run a connection to (grader.grading.warm.adopt): the grader's boundary, not this module's. The paths
-started by
-exec keep their tests: the command line from a shell (test_base_install, the attacks on the answer key, Ctrl-C) is
-run by exec, and so is a run with ``KIT_WARM_CLI=off`` in its environment (tests/kit/test_warm.py compares one grade
-started three ways; the suite run with it set starts every command line by exec); with ``HWKIT_WARM=off`` a run gets
-no template and the grader starts its processes cold.
+started by exec keep their tests: the command line from a shell (test_base_install, the attacks on the answer key,
+Ctrl-C) is run by exec, and so is a run with ``KIT_WARM_CLI=off`` in its environment (tests/kit/test_warm.py compares
+one grade started three ways; the suite run with it set starts every command line by exec); with ``HWKIT_WARM=off`` a
+run gets no template and the grader starts its processes cold.
 """
 from __future__ import annotations
 

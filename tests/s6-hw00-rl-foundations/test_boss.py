@@ -13,12 +13,10 @@ updates < 0.05; the bonus's KL and J at β = 0.1); every argument of train must 
 
 Every expected answer, every replay of a typical mistake that names it, comes from the answer key
 (tests/s6-hw00-rl-foundations/key/boss.py, grader.grading.key): on the public inputs from its records, on hidden ones
-from the
-instructor's module. The audits and replays of what the student's own code did (train recomputed on its own draws,
-GRPO's train composed of the module's pieces, sample_answers' batch checked against its own tokens) run only in the
-grade (grader.grading.hidden.grade_only); the copy checks sampling on a policy whose answers every correct sampler
-shares and
-train by its properties.
+from the instructor's module. The audits and replays of what the student's own code did (train recomputed on its own
+draws, GRPO's train composed of the module's pieces, sample_answers' batch checked against its own tokens) run only in
+the grade (grader.grading.hidden.grade_only); the copy checks sampling on a policy whose answers every correct sampler
+shares and train by its properties.
 """
 from functools import partial
 

@@ -2,11 +2,10 @@
 
 The update rules are checked where every correct implementation gives the same answer, against the answer key
 (grader.grading.key): the fork and the time-limited fork for the actions the agent actually took there (the key holds
-the
-answer of each of their few possible outcomes), the random MDP with one action (no choice: the episodes are the
-environment's own). On the random MDP with three actions the copy checks what needs no rule (which entries
-changed); the replay of the recorded transitions with the textbook rule runs in the grade only. The cliff checks are
-statistical: several seeds, with margins.
+the answer of each of their few possible outcomes), the random MDP with one action (no choice: the episodes are the
+environment's own). On the random MDP with three actions the copy checks what needs no rule (which entries changed); the
+replay of the recorded transitions with the textbook rule runs in the grade only. The cliff checks are statistical:
+several seeds, with margins.
 """
 
 import numpy as np

@@ -2,8 +2,7 @@
 
 Hand-made episodes are worked out in the tests' docstrings; randomized episodes (with hidden twins in the
 grade, grader.grading.hidden) are checked against the answer key (grader.grading.key: oracles written differently from
-the
-reference, the typical mistakes' answers). On the five-state random walk (true values 1/6 … 5/6) the errors must
+the reference, the typical mistakes' answers). On the five-state random walk (true values 1/6 … 5/6) the errors must
 fall within the bands written in the task text, over several seeds (secret ones in the grade).
 """
 import copy

@@ -1,8 +1,7 @@
 """Graded checks of the part `returns`: the courier robot's worked example and random episodes, against the
 explicit sum Σ_t γ^t r_t of the answer key (tests/hw-tiny/key/returns.py; the reference folds the episode
 backwards). The random episodes run on hidden seeds too in the instructor's grade (grader.grading.hidden): an oracle
-check,
-the one that opens the function's gate there (grader.grading.runner.gated)."""
+check, the one that opens the function's gate there (grader.grading.runner.gated)."""
 import numpy as np
 
 from grader.grading.checks import check_float, graded
