@@ -20,7 +20,7 @@ from grader.base.results import CheckResult, PartResult
 from grader.boundary.tracing import Entered, room_for_tracing
 from grader.notebook import check
 from grader.reporting import export, feedback
-from kit import HW, run_check
+from kit import HW, run_check, run_check_json
 
 RERUN = f"python homework/check.py {HW}"
 HOMEWORK = homeworks.load(HW)
@@ -173,3 +173,20 @@ def test_every_deferral_names_checks_or_functions_that_exist():
                 if len(node.args) < 2:
                     stray.append(f"{part.tests}:{node.lineno} names no check")
     assert not stray, stray
+
+
+@pytest.mark.parametrize("alone", [True, False], ids=["grpo-check-alone", "after-log_softmax"])
+def test_a_broken_log_softmax_is_not_told_it_divides_probabilities(alone, tmp_path):
+    """GRPO's loss on tokens with log π ≈ −800 goes wrong with a log_softmax that takes the log of probabilities
+    (log(softmax + 1e-12): a catalogued mistake of log_softmax) as it does with ratios taken as quotients. Its hint
+    then sends the student to log_softmax's checks (shown only when one failed above), never to quotients: the
+    student's code has none."""
+    from catalogue import MUTANTS, mutant_folder
+
+    _, _, folder = mutant_folder(MUTANTS / HW / "boss" / "log_softmax_eps_in_log.py", tmp_path)
+    grpo = "boss::test_grpo_policy_loss_unlikely_tokens[33]"
+    _, data = run_check_json(tmp_path, HW, *([] if alone else ["boss::test_log_softmax[0]"]), grpo, "--dir",
+                             str(folder))
+    told = next(t["output"] for t in data["tests"] if "GRPO для почти невозможных" in t["name"])
+    assert "частные вероятностей" not in told, told
+    assert ("сначала исправьте log_softmax" in told) == (not alone), told  # the pointer, only with its target above
