@@ -464,16 +464,23 @@ def test_masked_normalize_large_offset(boss, seed):
     """Â = c + шум на настоящих токенах, |c| ≈ 10⁸, разброс 0.5–3, мусор на паддинге: нормировка от сдвига не
     зависит. Дисперсия как E[Â²] − E[Â]² — разность чисел около 10¹⁶, от разброса в единицы в ней ничего нет."""
     rng = np.random.default_rng(seed)
-    x = rng.choice([-1.0, 1.0]) * rng.uniform(0.5e8, 2e8) + rng.normal(0, rng.uniform(0.5, 3.0), size=(8, 6))
+    offset = rng.choice([-1.0, 1.0]) * rng.uniform(0.5e8, 2e8)
+    x = offset + rng.normal(0, rng.uniform(0.5, 3.0), size=(8, 6))
     mask = random_mask(rng, 8, 6)
     x[mask == 0] = rng.normal(0, 1e9, size=int((mask == 0).sum()))  # padding: junk far from the real tokens
-    expected = key.normalize_oracle(x, mask)
+    plain = np.where(mask == 1, x - offset, x)  # the same batch without the offset (its rounding aside)
+    expected, without_offset = key.normalize_oracle(x, mask), key.normalize_oracle(plain, mask)
     with np.errstate(all="ignore"):
         answer = boss.masked_normalize(x.copy(), mask.copy())
+    hint = "(Â − mean)/(std + eps) по настоящим токенам (mask = 1): и mean, и std — только по ним."
+    if not matches(answer, expected) and matches(attempt(None, boss.masked_normalize, plain.copy(), mask.copy()),
+                                                 without_offset):
+        # right on the same batch without the offset: its digits are lost to it (one pass, or float32)
+        hint = ("std — из отклонений Â − mean (сначала вычесть, потом в квадрат), а не E[Â²] − E[Â]²: без сдвига "
+                "ответ верен, а при сдвиге 10⁸ та разность теряет все знаки (или выходит отрицательной, и корень — "
+                "NaN).")
     check_close(answer, expected, atol=1e-6, what=f"masked_normalize, батч 8 × 6, настоящие токены около {x[0, 0]:.3g}",
-                hint="(Â − mean)/(std + eps) по настоящим токенам; std — из отклонений Â − mean (сначала вычесть, "
-                     "потом в квадрат), а не E[Â²] − E[Â]²: при сдвиге 10⁸ та разность теряет все знаки (или выходит "
-                     "отрицательной, и корень — NaN).")
+                hint=hint)
 
 
 # ---- hand-written gradients -----------------------------------------------------------------------
@@ -568,7 +575,7 @@ def test_policy_loss_unlikely_tokens(boss, seed):
         # NaN with only the chosen tokens' π below float64's range; where only other tokens' π is, a finite loss:
         # not 0·log 0 in the entropy, the ratio
         hint = Mistake(QUOTIENT)
-    check_float(loss, expected, atol=1e-8, what=f"policy_loss, log π_θ выбранных токенов от "
+    check_float(loss, expected, atol=1e-8, what=f"policy_loss, log π_θ выбранных токенов ≈ от "
                                                 f"{logp_old.min():.0f} до {logp_old.max():.0f}", hint=hint)
     check_close(grad, fd, atol=1e-6, rtol=1e-4, what="∂L/∂logits для почти невозможных токенов против конечных "
                                                       "разностей", hint=hint)
