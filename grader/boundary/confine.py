@@ -324,23 +324,60 @@ def _processes_of(uid: int) -> list[int]:
 # run as the user whose files it removes: what that user owns in the folders every user may write (and in the
 # folders there others may write, where it could have written too), never following a link
 _REMOVE_OWN = """
-import os, shutil, stat, sys
+import os, stat, sys
 me = os.getuid()
-def open_up(top):
-    # every folder of the user's under top that it made unreadable (mode 0o300: files made in it, none listed) is
-    # opened to it first, at any depth, else rmtree leaves it and what is in it: a channel to the user's next grade
-    # (the red team's); links are never followed
-    folders = [top]
-    while folders:
-        path = folders.pop()
+def remove_tree(top):
+    # the user's folder top and all in it, a folder at a time by chdir: no recursion and no long path, so a chain
+    # thousands of folders deep goes too (run as the user, it reaches nothing the user could not remove). Each folder
+    # is opened to the user first: one it made unreadable (mode 0o300: files made in it, none listed) would keep what
+    # is in it, a channel to the user's next grade (the red team's). Links are never followed.
+    names, done = [], set()
+    try:
+        os.chmod(top, 0o700)
+        os.chdir(top)
+    except OSError:
+        return
+    while True:
+        sub = None
         try:
-            info = os.lstat(path)
-            if not stat.S_ISDIR(info.st_mode) or info.st_uid != me:
-                continue
-            os.chmod(path, 0o700)
-            folders.extend(entry.path for entry in os.scandir(path))
+            with os.scandir(".") as entries:
+                for entry in entries:
+                    try:
+                        info = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if not stat.S_ISDIR(info.st_mode):
+                        try:
+                            os.unlink(entry.name)
+                        except OSError:
+                            pass
+                    elif info.st_uid == me and (info.st_dev, info.st_ino) not in done:
+                        sub = entry.name, (info.st_dev, info.st_ino)
+                        break
         except OSError:
+            pass
+        if sub is not None:
+            try:
+                os.chmod(sub[0], 0o700)
+                os.chdir(sub[0])
+                names.append(sub[0])
+            except OSError:
+                done.add(sub[1])
             continue
+        here = os.stat(".")
+        done.add((here.st_dev, here.st_ino))
+        if not names:
+            break
+        os.chdir("..")
+        try:
+            os.rmdir(names.pop())
+        except OSError:
+            pass
+    os.chdir("/")
+    try:
+        os.rmdir(top)
+    except OSError:
+        pass
 def walk(folder, depth):
     try:
         entries = list(os.scandir(folder))
@@ -353,8 +390,10 @@ def walk(folder, depth):
             continue
         if info.st_uid == me:
             if stat.S_ISDIR(info.st_mode):
-                open_up(entry.path)
-                shutil.rmtree(entry.path, ignore_errors=True)
+                try:
+                    remove_tree(entry.path)
+                except Exception:
+                    os.chdir("/")
             else:
                 try:
                     os.unlink(entry.path)

@@ -70,11 +70,11 @@ PROBE = textwrap.dedent('''
             "nested_user_namespace": attempt(lambda: 1 / (libc.unshare(0x10000000) + 1)),
             "write_cwd": attempt(lambda: open("written.bin", "wb").write(b"x")),
             "fill_tmp": attempt(lambda: [open(f"/tmp/fill{i}", "wb").write(bytes(40 << 20)) for i in range(3)]),
-            # folders their owner cannot list (0o300) with a file in each, one near the top and one 80 folders down:
-            # the red team's channel to its next grade
-            "locked_tmp": attempt(lambda: [os.makedirs("/tmp/fill-locked/" + "d/" * 80), os.mkdir(
-                "/tmp/fill-locked/t", 0o300), os.mkdir("/tmp/fill-locked/" + "d/" * 80 + "t", 0o300)] + [
-                open(f, "w").write("x") for f in ("/tmp/fill-locked/t/x", "/tmp/fill-locked/" + "d/" * 80 + "t/x")]),
+            # folders their owner cannot list (0o300) with a file in each, one near the top and one 1 100 folders down
+            # (past Python's recursion limit): the red team's channel to its next grade
+            "locked_tmp": attempt(lambda: [os.makedirs("/tmp/fill-locked/" + "d/" * 1100), os.mkdir(
+                "/tmp/fill-locked/t", 0o300), os.mkdir("/tmp/fill-locked/" + "d/" * 1100 + "t", 0o300)] + [
+                open(f, "w").write("x") for f in ("/tmp/fill-locked/t/x", "/tmp/fill-locked/" + "d/" * 1100 + "t/x")]),
             "unix_socket": attempt(lambda: socket.socket(socket.AF_UNIX).close()),
             # a System V segment outlives the worker (a channel to a classmate graded later); io_uring makes sockets
             # without socket()
