@@ -2,8 +2,8 @@
 catalogued mistake on the one check, as the student reruns it, and looks for the cause's words in its hint:
 - on a batch shifted by about 10⁸, "the digits are lost to the offset" (a one-pass variance) only when the function
   is right on the same batch without the offset;
-- a learner called without alpha, gamma and epsilon is told its defaults differ from the signature only when it is
-  right with them passed."""
+- a function called without its γ, λ (or α, γ, ε) is told its defaults differ from the signature only when it is
+  right with them passed, whatever the form of a right answer (a list for a tuple, keyword-only parameters)."""
 from __future__ import annotations
 
 import pytest
@@ -14,8 +14,17 @@ from kit import HW, run_check
 CAUSES = {  # the check, and the words of its hint that blame the cause
     "one-pass": {"ppo": ("ppo::test_normalize_large_offset[17]", "в один проход"),
                  "boss": ("boss::test_masked_normalize_large_offset[9]", "E[Â²] − E[Â]²")},
-    "defaults": {"control": ("control::test_defaults_and_both_flags[{name}-2]", "значения по умолчанию")},
+    "defaults": {"control": ("control::test_defaults_and_both_flags[{name}-2]", "значения по умолчанию"),
+                 "boss": ("boss::test_token_gae_defaults[3]", "значения по умолчанию — как в сигнатуре")},
 }
+# a right token_gae written another way whose only mistake is its default λ: a list for the pair, keyword-only γ, λ
+OTHER_FORM = """
+_token_gae = token_gae
+
+
+def token_gae(rewards, values, mask, *, lam=1.0, gamma=1.0):
+    return list(_token_gae(rewards, values, mask, gamma=gamma, lam=lam))
+"""
 
 
 @pytest.mark.parametrize("cause,part,mistake,told", [
@@ -27,9 +36,17 @@ CAUSES = {  # the check, and the words of its hint that blame the cause
     ("defaults", "control", "q_learning_default_gamma", True),
     ("defaults", "control", "q_learning_no_alpha", False),
     ("defaults", "control", "sarsa_both_flags_bootstrap", False),
+    ("defaults", "boss", "token_gae_default_lambda", True),
+    ("defaults", "boss", "token_gae_default_lambda_other_form", True),
+    ("defaults", "boss", "gae_no_lambda", False),
 ])
 def test_a_cause_is_blamed_only_where_it_fits(cause, part, mistake, told, tmp_path):
-    _, _, folder = mutant_folder(MUTANTS / HW / part / f"{mistake}.py", tmp_path)
+    path = MUTANTS / HW / part / f"{mistake}.py"
+    if mistake.endswith("_other_form"):
+        path = tmp_path / HW / part / f"{mistake}.py"
+        path.parent.mkdir(parents=True)
+        path.write_text(OTHER_FORM, encoding="utf-8")
+    _, _, folder = mutant_folder(path, tmp_path)
     check, words = CAUSES[cause][part]
     learner = "sarsa" if mistake.startswith("sarsa") else "q_learning"  # control's mistakes are named after it
     proc = run_check(HW, check.format(name=learner), "--dir", str(folder))
