@@ -31,9 +31,10 @@ _BOOT = ("import sys; sys.path[:] = [{root!r}] + [p for p in sys.path if p not i
 TemplateGone = forkserver.ServerGone
 
 
-def available() -> bool:
-    """Linux only (grader.boundary.forkserver); ``HWKIT_WARM=off``: nowhere."""
-    return os.environ.get(WARM_ENV, "").lower() not in ("off", "0", "no") and forkserver.available()
+def available(env: dict[str, str] | None = None) -> bool:
+    """Linux only (grader.boundary.forkserver); ``HWKIT_WARM=off`` in ``env`` (this process's by default): nowhere."""
+    env = os.environ if env is None else env
+    return env.get(WARM_ENV, "").lower() not in ("off", "0", "no") and forkserver.available()
 
 
 class Template(forkserver.Server):

@@ -49,9 +49,10 @@ def _startup(env: dict[str, str]) -> dict[str, str]:
 
 
 def warm_grader(env: dict[str, str]) -> bool:
-    """Whether the grader starts its templates itself in ``env`` (grader.grading.warm.available: not with
-    HWKIT_WARM=off)."""
-    return env.get("HWKIT_WARM", "").lower() not in ("off", "0", "no")
+    """Whether the grader starts its templates itself in ``env`` (not with HWKIT_WARM=off)."""
+    from grader.grading import warm
+
+    return warm.available(env)
 
 
 def _suite_env() -> dict[str, str]:
